@@ -1,0 +1,215 @@
+"""Placement framework: filter -> score -> normalize -> combine -> bind, for a batch x all hosts.
+
+A plugin owns one concern (a mask, or a raw score); the framework owns composition: it ANDs the
+masks, maps each score to [0, 100], combines them by weighted sum or lexicographic order, and binds
+the batch greedily in order, updating free capacity after every bind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim import registry
+from reclaim.errors import ReclaimError
+
+#: Allocations are sums of float32 requests; a host fits when short by less than this.
+FIT_TOLERANCE = 1e-6
+
+
+@dataclass
+class CycleState:
+    """What plugins see during one placement call.
+
+    capacity, free: (H, R) float64 cores and GiB, ``free`` already net of this call's binds;
+    up: (H,) bool; request: (B, R) float32 of the batch being scored.
+    """
+
+    capacity: NDArray[np.float64]
+    free: NDArray[np.float64]
+    up: NDArray[np.bool_]
+    request: NDArray[np.float32]
+
+
+class PlacementPlugin(Protocol):
+    """One concern of placement. ``monotone`` promises that a host's score never falls as load is
+    added to it (true of packing scores such as best-fit); the framework then fills the best host
+    with a run of identical workloads in one step instead of rescoring after each bind."""
+
+    monotone: bool
+
+    def filter(self, state: CycleState) -> NDArray[np.bool_] | None: ...  # (B,H) or None
+
+    def score(self, state: CycleState, feasible: NDArray[np.bool_]) -> NDArray | None: ...
+
+    def normalize(self, raw: NDArray, feasible: NDArray[np.bool_]) -> NDArray[np.float64]: ...
+
+
+def fits(state: CycleState) -> NDArray[np.bool_]:
+    """(B, H) True where the host is up and every resource's free capacity covers the request."""
+    room = state.free[None, :, :] + FIT_TOLERANCE >= state.request[:, None, :]
+    return room.all(axis=2) & state.up[None, :]
+
+
+def min_max_normalize(raw: NDArray, feasible: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Map each row's feasible raw scores linearly onto [0, 100] (100 = best); infeasible -> 0."""
+    raw = raw.astype(np.float64, copy=False)
+    lo = raw.min(axis=1, where=feasible, initial=np.inf, keepdims=True)
+    hi = raw.max(axis=1, where=feasible, initial=-np.inf, keepdims=True)
+    span = hi - lo
+    scale = np.divide(100.0, span, out=np.zeros_like(span), where=span > 0)
+    with np.errstate(invalid="ignore"):  # rows with nothing feasible have lo = inf
+        scaled = np.where(span > 0, (raw - lo) * scale, 100.0)
+    return np.where(feasible, scaled, 0.0)
+
+
+@dataclass
+class WeightedPlugin:
+    plugin: PlacementPlugin
+    weight: float = 1.0
+
+
+class Placer:
+    """Composes plugins; ``combine`` is "weighted" (sum of weight x score) or "lexicographic"
+    (first plugin decides, later ones break its ties, in list order)."""
+
+    def __init__(
+        self,
+        plugins: list[WeightedPlugin],
+        combine: Literal["weighted", "lexicographic"] = "weighted",
+    ) -> None:
+        if combine not in ("weighted", "lexicographic"):
+            raise ReclaimError(f"combine must be weighted or lexicographic, not {combine!r}")
+        self.plugins = plugins
+        self.combine = combine
+
+    @classmethod
+    def from_config(cls, entries: list[dict], combine: str = "weighted") -> Placer:
+        """``entries``: [{"name": ..., "weight": ..., "params": {...}}, ...]."""
+        built = [
+            WeightedPlugin(
+                registry.build("placement", e["name"], **e.get("params", {})),
+                float(e.get("weight", 1.0)),
+            )
+            for e in entries
+        ]
+        return cls(built, combine)  # type: ignore[arg-type]
+
+    @property
+    def monotone(self) -> bool:
+        return all(p.plugin.monotone for p in self.plugins)
+
+    def rank(self, state: CycleState) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+        """Feasibility (B, H) and preference levels (L, B, H) in [0, 100], higher is better.
+
+        Weighted combination gives one level (the weighted sum); lexicographic gives one level per
+        scoring plugin, the first deciding and the later ones breaking its ties.
+        """
+        feasible = fits(state)
+        for wp in self.plugins:
+            mask = wp.plugin.filter(state)
+            if mask is not None:
+                feasible &= mask
+        levels = []
+        for wp in self.plugins:
+            raw = wp.plugin.score(state, feasible)
+            if raw is not None:
+                levels.append(wp.weight * wp.plugin.normalize(raw, feasible))
+        if not levels:
+            levels = [np.zeros(feasible.shape)]
+        elif self.combine == "weighted":
+            levels = [np.sum(levels, axis=0)]
+        return feasible, np.stack(levels)
+
+    def host_order(self, state: CycleState) -> NDArray[np.int64]:
+        """Feasible hosts for the single item in ``state``, best first (ties: lower index)."""
+        feasible, levels = self.rank(state)
+        hosts = np.flatnonzero(feasible[0])
+        # lexsort sorts by its last key first; ties fall through to the host index.
+        keys = [hosts] + [-levels[k, 0, hosts] for k in reversed(range(len(levels)))]
+        return hosts[np.lexsort(keys)]
+
+    def place(
+        self,
+        capacity: NDArray[np.float64],
+        free: NDArray[np.float64],
+        up: NDArray[np.bool_],
+        request: NDArray[np.float32],
+        all_or_nothing: bool = False,
+    ) -> NDArray[np.int32]:
+        """Bind the batch ``request`` (B, R) in order; returns (B,) host per item, -1 unplaced.
+
+        ``free`` (H, R) is updated in place with the binds. With ``all_or_nothing`` the batch is
+        either placed whole or not at all (``free`` then unchanged, all -1).
+        """
+        n = len(request)
+        hosts = np.full(n, -1, np.int32)
+        before = free.copy() if all_or_nothing else None
+        i = 0
+        while i < n:
+            j = _run_end(request, i)
+            placed = self._place_run(capacity, free, up, request[i], j - i)
+            hosts[i : i + len(placed)] = placed
+            if len(placed) < j - i and all_or_nothing:
+                free[:] = before
+                hosts[:] = -1
+                return hosts
+            i = j
+        return hosts
+
+    def _place_run(self, capacity, free, up, req, count: int) -> NDArray[np.int32]:
+        """Place up to ``count`` copies of one request; returns the hosts of those placed."""
+        out: list[NDArray[np.int32]] = []
+        placed = 0
+        req32 = req.reshape(1, -1).astype(np.float32)
+        while placed < count:
+            order = self.host_order(CycleState(capacity, free, up, req32))
+            if len(order) == 0:
+                break
+            if self.monotone:
+                # Fill hosts best-first: a monotone score keeps the filled host on top until full.
+                per_host = _copies_that_fit(free[order], req)
+                take = np.minimum(per_host, np.maximum(count - placed - _prefix(per_host), 0))
+                chosen = np.repeat(order, take).astype(np.int32)
+                free[order] -= take[:, None] * req[None, :].astype(np.float64)
+                if len(chosen) == 0:
+                    break
+            else:
+                chosen = order[:1].astype(np.int32)
+                free[chosen[0]] -= req
+            out.append(chosen)
+            placed += len(chosen)
+        return np.concatenate(out) if out else np.empty(0, np.int32)
+
+
+def _run_end(request: NDArray, i: int) -> int:
+    """End of the run of rows equal to ``request[i]`` starting at ``i``."""
+    same = np.all(request[i:] == request[i], axis=1)
+    stop = np.flatnonzero(~same)
+    return i + (int(stop[0]) if len(stop) else len(same))
+
+
+def _copies_that_fit(free: NDArray[np.float64], req: NDArray) -> NDArray[np.int64]:
+    """(H,) how many copies of ``req`` fit in each row of ``free``."""
+    req = req.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(req > 0, np.floor((free + FIT_TOLERANCE) / req), np.inf)
+    return np.minimum(per.min(axis=1), np.iinfo(np.int32).max).astype(np.int64)
+
+
+def _prefix(x: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Exclusive prefix sum."""
+    return np.concatenate([[0], np.cumsum(x)[:-1]])
+
+
+def build_placer(spec: str) -> Placer:
+    """From ``"best-fit"`` or ``"tetris:1,best-fit:0.5"`` (weighted) or ``"a>b"`` (lexicographic)."""
+    combine = "lexicographic" if ">" in spec else "weighted"
+    entries = []
+    for part in spec.replace(">", ",").split(","):
+        name, _, weight = part.strip().partition(":")
+        entries.append({"name": name, "weight": float(weight) if weight else 1.0})
+    return Placer.from_config(entries, combine)

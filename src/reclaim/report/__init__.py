@@ -1,0 +1,1 @@
+"""Reporting: console tables and progress for long runs."""

@@ -1,0 +1,95 @@
+"""Console output: a progress bar that appears only on long runs, and the summary table."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from reclaim.sim.results import SimResult
+from reclaim.sim.simulator import Simulator
+
+
+class SimProgress:
+    """``on_tick`` callback: shows finished applications and simulated days once a run has taken
+    more than ``after_s`` seconds, so short runs print nothing."""
+
+    def __init__(self, console: Console, after_s: float = 2.0) -> None:
+        self.console = console
+        self.after_s = after_s
+        self._started = time.perf_counter()
+        self._progress: Progress | None = None
+        self._task = None
+
+    def __enter__(self) -> SimProgress:
+        self._started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, sim: Simulator) -> None:
+        if self._progress is None:
+            if time.perf_counter() - self._started < self.after_s:
+                return
+            self._progress = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("apps  day {task.fields[day]:.1f}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self._task = self._progress.add_task("", total=sim.workload.n_apps, day=0.0)
+            self._progress.start()
+        self._progress.update(self._task, completed=sim.finished, day=sim.now / 86400.0)
+
+
+_ROWS = [
+    ("applications", "apps", "{:,.0f}"),
+    ("  done", "apps_done", "{:,.0f}"),
+    ("  rejected (never fit)", "apps_rejected", "{:,.0f}"),
+    ("  still running / queued", "_unfinished", "{:,.0f}"),
+    ("turnaround mean / p50 / p95", ("turnaround_mean_s", "turnaround_p50_s", "turnaround_p95_s"), "time"),
+    ("queue time mean / p50 / p95", ("queue_time_mean_s", "queue_time_p50_s", "queue_time_p95_s"), "time"),
+    ("application failures (OOM)", "failures", "{:,.0f}"),
+    ("preemptions", "preemptions", "{:,.0f}"),
+    ("elastic components lost", "component_losses", "{:,.0f}"),
+    ("work lost", "work_lost_core_h", "{:,.1f} component-h"),
+    ("CPU slack (allocated, unused)", "slack_cpu_weighted", "{:.1%}"),
+    ("memory slack", "slack_mem_weighted", "{:.1%}"),
+    ("CPU used / capacity", "util_cpu_mean", "{:.1%}"),
+    ("CPU allocated / capacity", "alloc_share_cpu_mean", "{:.1%}"),
+    ("memory used / capacity", "util_mem_mean", "{:.1%}"),
+    ("memory allocated / capacity", "alloc_share_mem_mean", "{:.1%}"),
+    ("simulated", "simulated_days", "{:.2f} days"),
+]
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def summary_table(result: SimResult, title: str) -> Table:
+    s = dict(result.summary)
+    s["_unfinished"] = s.get("apps_running", 0) + s.get("apps_queued", 0)
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column("metric", style="bold")
+    table.add_column("value", justify="right")
+    for label, key, fmt in _ROWS:
+        if fmt == "time":
+            if key[0] in s:
+                table.add_row(label, " / ".join(_duration(s[k]) for k in key))
+        elif key in s:
+            table.add_row(label, fmt.format(s[key]))
+    st = result.stats
+    rate = st.component_ticks / st.wall_s if st.wall_s else 0.0
+    table.add_row("wall time", f"{st.wall_s:.1f} s ({rate:,.0f} component-ticks/s)")
+    return table

@@ -1,0 +1,475 @@
+"""The trace-driven cluster simulator: FIFO admission of whole applications on reservations,
+placement through the plugin framework, a monitor tick at which usage is observed and a controller
+resizes or preempts, and exact work accounting.
+
+Model (every policy is judged under it, so it is stated here once):
+
+- Time. Arrivals and completions happen at their exact times. Every ``period`` seconds (the usage
+  shapes' sampling period) a monitor tick observes usage and runs the controller. A component's
+  usage is constant between ticks: sample ``k = offset + floor((t - start) / period)`` of its shape.
+- Admission. Applications queue in arrival order. The head is admitted when all its core components
+  fit (placed together or not at all); then as many elastic components as fit. Elastic components
+  that did not fit wait and are placed, in application order, whenever capacity frees up, ahead of
+  the queue (their application was admitted first). Strict FIFO: nothing overtakes the head.
+  An application one of whose components fits no host even on an empty cluster, or whose core
+  components exceed the whole cluster, can never run: it is rejected at arrival and counted.
+- Progress. A component needs ``work`` seconds at full speed. CPU demand above its CPU allocation
+  throttles it: it progresses at ``allocation / demand`` of full speed. Memory demand above its
+  memory allocation at a tick is an out-of-memory failure.
+- Failures. A failed or preempted core component fails its whole application: all its components
+  stop, all work done so far (finished components included) is lost, and the application returns to
+  the queue at its original position. A failed or preempted elastic component loses its own work and
+  waits to be placed again. Lost work is counted in component-seconds.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time as wallclock
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim.placement.framework import Placer
+from reclaim.shaping.base import Controller
+from reclaim.sim.engine import Engine
+from reclaim.sim.view import SimView
+from reclaim.state.grouped import GroupedArray
+from reclaim.state.tables import HostTable, WorkloadTable
+from reclaim.types import CPU, MEM, R, Decisions, Status
+from reclaim.workload.model import Workload
+
+# Event kinds; at equal times completions free capacity before arrivals ask for it, and both
+# happen before the monitor tick of that instant.
+COMPLETE, ARRIVAL, TICK = 0, 1, 2
+_PRIORITY = {COMPLETE: 0, ARRIVAL: 1, TICK: 2}
+
+# Simulator-private per-row arrays, grown with the workload table.
+_ROW_ARRAYS = ("_remaining", "_since", "_rate", "_epoch", "_shape_base", "_shape_len", "_shape_offset")
+
+# Application states (int8).
+QUEUED, RUNNING, DONE, REJECTED, WAITING = 0, 1, 2, 3, 4  # WAITING: not yet arrived
+
+
+@dataclass
+class RunStats:
+    """How the run went, for benchmarks: wall seconds, events, component-ticks."""
+
+    wall_s: float = 0.0
+    events: int = 0
+    ticks: int = 0
+    component_ticks: int = 0
+
+
+class Simulator:
+    """Replays ``workload`` on ``hosts`` under ``controller`` with placement by ``placer``.
+
+    ``horizon`` (s) stops the run early; applications not finished by then are reported as they
+    are (running or queued). ``on_tick(sim)`` is called after each tick (progress bars).
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        hosts: HostTable,
+        controller: Controller,
+        placer: Placer,
+        horizon: float | None = None,
+        on_tick: Callable[[Simulator], None] | None = None,
+    ) -> None:
+        self.workload = workload.validate()
+        self.hosts = hosts
+        self.controller = controller
+        self.placer = placer
+        self.horizon = np.inf if horizon is None else float(horizon)
+        self.on_tick = on_tick
+        self.view = SimView(self)
+
+    # ------------------------------------------------------------------ set-up
+    def _reset(self) -> None:
+        wl, n_apps = self.workload, self.workload.n_apps
+        cp = wl.comp_indptr
+        self.now = 0.0
+        self.period = float(wl.period)
+        self.comp_state = np.full(wl.n_components, Status.PENDING, np.int8)
+        self.app_state = np.full(n_apps, WAITING, np.int8)
+        self.app_first_start = np.full(n_apps, np.nan)
+        self.app_start = np.full(n_apps, np.nan)
+        self.app_end = np.full(n_apps, np.nan)
+        self.app_failures = np.zeros(n_apps, np.int32)
+        self.app_preemptions = np.zeros(n_apps, np.int32)
+        self.app_component_losses = np.zeros(n_apps, np.int32)
+        self.app_work_lost = np.zeros(n_apps, np.float64)
+        self.app_done = np.zeros(n_apps, np.int64)
+        self.app_size = np.diff(cp)
+        self.n_core = np.add.reduceat(wl.core.astype(np.int64), cp[:-1])
+        self.core_total = np.add.reduceat(wl.request * wl.core[:, None], cp[:-1], axis=0)
+        # Smallest elastic request per app (inf where none): a cheap "can anything fit" check.
+        elastic_req = np.where(wl.core[:, None], np.inf, wl.request)
+        self.min_elastic = np.minimum.reduceat(elastic_req, cp[:-1], axis=0)
+        self.next_elastic = cp[:-1] + self.n_core
+        self.returned: dict[int, list[int]] = {}
+        self.elastic_waiting: set[int] = set()
+        self.queue: list[int] = []
+        self.hosts.allocated[:] = 0
+        self.hosts.used[:] = 0
+        self.wt = WorkloadTable.empty(1024)
+        self._remaining = np.zeros(1024)
+        self._since = np.zeros(1024)
+        self._rate = np.ones(1024)
+        self._free_rows = list(range(1023, -1, -1))
+        self._epoch = np.zeros(1024, np.int64)
+        # Per row: where its usage shape starts in shapes.data, its length and start offset;
+        # cached at start so that every tick reads small row arrays, not the (C,) component ones.
+        self._shape_base = np.zeros(1024, np.int64)
+        self._shape_len = np.ones(1024, np.int64)
+        self._shape_offset = np.zeros(1024, np.int64)
+        self._batches: dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+        self._arrived = 0
+        self.finished = 0  # applications done or rejected
+        self._batch_id = 0
+        self._dirty = True
+        self._timeline: list[NDArray[np.float64]] = []
+        self.stats = RunStats()
+        self.engine = Engine({COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick})
+        self.engine.schedule_many((t, _PRIORITY[ARRIVAL], ARRIVAL, a) for a, t in enumerate(wl.arrival))
+        self.engine.schedule(0.0, _PRIORITY[TICK], TICK, 0)
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> Simulator:
+        """Run to completion of every application (or to the horizon); returns self."""
+        started = wallclock.perf_counter()
+        self._reset()
+        self.engine.run(until=self.horizon)
+        self.now = min(self.engine.now, self.horizon) if np.isfinite(self.horizon) else self.engine.now
+        self.stats.wall_s = wallclock.perf_counter() - started
+        return self
+
+    @property
+    def timeline(self) -> NDArray[np.float64]:
+        """(T, 3 + 2R) per tick: time, running components, queued apps, allocated[R], used[R]."""
+        if not self._timeline:
+            return np.empty((0, 3 + 2 * R))
+        return np.stack(self._timeline)
+
+    # ------------------------------------------------------------------ events
+    def _on_arrival(self, t: float, app: int) -> None:
+        self.stats.events += 1
+        self.now = t
+        self._arrived += 1
+        wl, cp = self.workload, self.workload.comp_indptr
+        request = wl.request[cp[app] : cp[app + 1]]
+        biggest = self.hosts.capacity.max(axis=0)
+        if np.any(request > biggest) or np.any(self.core_total[app] > self.hosts.capacity.sum(0)):
+            self.app_state[app] = REJECTED
+            self.finished += 1
+            return
+        self.app_state[app] = QUEUED
+        heapq.heappush(self.queue, app)
+        self._dirty = True
+        self._schedule(t)
+
+    def _on_complete(self, t: float, batch: int) -> None:
+        self.stats.events += 1
+        self.now = t
+        rows, epoch = self._batches.pop(batch)
+        # A row's completion is stale once its rate was set again (or the row was reused).
+        rows = rows[(self.wt.host[rows] >= 0) & (self._epoch[rows] == epoch)]
+        if len(rows) == 0:
+            return
+        self.comp_state[self.wt.component[rows]] = Status.DONE
+        apps, counts = np.unique(self.wt.app[rows], return_counts=True)
+        self._release(rows)
+        self.app_done[apps] += counts
+        finished = apps[self.app_done[apps] == self.app_size[apps]]
+        self.app_state[finished] = DONE
+        self.app_end[finished] = t
+        self.finished += len(finished)
+        self._schedule(t)
+
+    def _on_tick(self, t: float, _: int) -> None:
+        self.now = t
+        if not self._work_left():
+            return
+        self.stats.ticks += 1
+        rows = self.view.running
+        self._advance(rows, t)
+        if len(rows):
+            decisions = self.controller.decide(self.view, None)
+            if len(decisions):
+                self.apply(decisions)
+            rows = self.view.running
+        demand = self._demand(rows, t)
+        oom = demand[:, MEM] > self.wt.limit[rows, MEM] * (1 + 1e-6)
+        if oom.any():
+            self._kill(rows[oom], Status.OOM, t)
+            alive = self.wt.host[rows] >= 0  # a failed application takes its other rows along
+            rows, demand = rows[alive], demand[alive]
+        self.stats.component_ticks += len(rows)
+        limit = self.wt.limit[rows]
+        used = demand.copy()
+        used[:, CPU] = np.minimum(demand[:, CPU], limit[:, CPU])
+        self.wt.used[rows] = used
+        self._recount_hosts(rows, used)
+        self._timeline.append(
+            np.concatenate(
+                [[t, len(rows), len(self.queue)], self.hosts.allocated.sum(0), self.hosts.used.sum(0)]
+            )
+        )
+        self._set_rates(rows, demand[:, CPU], limit[:, CPU], t)
+        self._schedule(t)
+        if self.on_tick is not None:
+            self.on_tick(self)
+        self.engine.schedule(t + self.period, _PRIORITY[TICK], TICK, 0)
+
+    # ------------------------------------------------------------------ scheduling
+    def _schedule(self, t: float) -> None:
+        """Place waiting elastic components, then admit queued applications head first."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        free = self.hosts.free
+        for app in sorted(self.elastic_waiting):
+            self._place_elastic(app, free, t)
+        queue, wl, cp = self.queue, self.workload, self.workload.comp_indptr
+        while queue:
+            app = queue[0]
+            if np.any(self.core_total[app] > free.sum(0) + 1e-6):
+                break
+            core = np.arange(cp[app], cp[app] + self.n_core[app])
+            where = self.placer.place(
+                self.hosts.capacity, free, self.hosts.up, wl.request[core], all_or_nothing=True
+            )
+            if len(core) and where[0] < 0:
+                break
+            heapq.heappop(queue)
+            self.app_state[app] = RUNNING
+            self.app_start[app] = t
+            if np.isnan(self.app_first_start[app]):
+                self.app_first_start[app] = t
+            self._start(core, where, t)
+            self.next_elastic[app] = cp[app] + self.n_core[app]
+            if self.next_elastic[app] < cp[app + 1]:
+                self.elastic_waiting.add(app)
+                self._place_elastic(app, free, t)
+
+    def _place_elastic(self, app: int, free: NDArray[np.float64], t: float) -> None:
+        """Place as many of ``app``'s waiting elastic components as fit into ``free``."""
+        if not np.any(np.all(free + 1e-6 >= self.min_elastic[app], axis=1)):
+            return
+        wl, end = self.workload, self.workload.comp_indptr[app + 1]
+        # No more can fit than the free capacity holds copies of the smallest request.
+        first = int(self.next_elastic[app])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            most = np.floor(free.sum(0) / self.min_elastic[app]).min()
+        stop = end if not np.isfinite(most) else min(end, first + int(most) + 1)
+        returned = np.asarray(self.returned.pop(app, []), np.int64)
+        fresh = np.arange(first, stop, dtype=np.int64)
+        waiting = np.concatenate([returned, fresh])
+        where = self.placer.place(self.hosts.capacity, free, self.hosts.up, wl.request[waiting])
+        placed = where >= 0
+        self._start(waiting[placed], where[placed], t)
+        still = returned[~placed[: len(returned)]].tolist()
+        placed_fresh = placed[len(returned) :]
+        if placed_fresh.any():
+            # Fresh components are taken in order; any skipped before the last placed one wait
+            # with the returned ones, and the next pass resumes after the last placed.
+            last = int(np.flatnonzero(placed_fresh)[-1])
+            still += fresh[:last][~placed_fresh[:last]].tolist()
+            self.next_elastic[app] = fresh[last] + 1
+        if still:
+            self.returned[app] = still
+        if self.next_elastic[app] >= end and app not in self.returned:
+            self.elastic_waiting.discard(app)
+
+    # ------------------------------------------------------------------ component life
+    def _acquire(self, n: int) -> NDArray[np.int64]:
+        """``n`` free workload-table rows, growing the table (doubling) when it runs out."""
+        if len(self._free_rows) < n:
+            old = len(self.wt)
+            size = max(2 * old, old + n)
+            self.wt = self.wt.grown(size)
+            for name in _ROW_ARRAYS:
+                arr = getattr(self, name)
+                grown = np.zeros(size, arr.dtype)
+                grown[:old] = arr
+                setattr(self, name, grown)
+            self._free_rows.extend(range(size - 1, old - 1, -1))
+        rows = self._free_rows[-n:]
+        del self._free_rows[-n:]
+        return np.asarray(rows, np.int64)
+
+    def _start(self, comps: NDArray[np.int64], hosts: NDArray[np.int32], t: float) -> None:
+        if len(comps) == 0:
+            return
+        wl = self.workload
+        rows = self._acquire(len(comps))
+        wt = self.wt
+        request = wl.request[comps]
+        wt.component[rows] = comps
+        wt.app[rows] = np.searchsorted(wl.comp_indptr, comps, side="right") - 1
+        wt.host[rows] = hosts
+        wt.request[rows] = request
+        wt.limit[rows] = request
+        wt.core[rows] = wl.core[comps]
+        wt.start[rows] = t
+        self._remaining[rows] = wl.work[comps]
+        self._since[rows] = t
+        shape = wl.shape[comps]
+        self._shape_base[rows] = wl.shapes.indptr[shape]
+        self._shape_len[rows] = wl.shapes.indptr[shape + 1] - self._shape_base[rows]
+        self._shape_offset[rows] = wl.shape_offset[comps]
+        self.comp_state[comps] = Status.RUNNING
+        self._add_allocation(hosts, request, +1)
+        demand = self._demand(rows, t)
+        self._set_rates(rows, demand[:, CPU], request[:, CPU], t)
+
+    def _release(self, rows: NDArray[np.int64]) -> None:
+        self._add_allocation(self.wt.host[rows], self.wt.limit[rows], -1)
+        self.wt.host[rows] = -1
+        self.wt.app[rows] = -1
+        self._free_rows.extend(rows.tolist())
+        self._dirty = True
+
+    def _kill(self, rows: NDArray[np.int64], reason: Status, t: float) -> None:
+        """Stop ``rows`` for ``reason`` (OOM or KILLED), with the consequences the model states."""
+        rows = rows[self.wt.host[rows] >= 0]
+        self._advance(rows, t)
+        core = self.wt.core[rows]
+        for app in np.unique(self.wt.app[rows[core]]):
+            self._fail_app(int(app), reason, t)
+        elastic = rows[~core & (self.wt.host[rows] >= 0)]
+        if len(elastic) == 0:
+            return
+        comps, apps = self.wt.component[elastic], self.wt.app[elastic]
+        lost = self.workload.work[comps] - self._remaining[elastic]
+        np.add.at(self.app_work_lost, apps, lost)
+        np.add.at(self.app_component_losses, apps, 1)
+        self.comp_state[comps] = Status.PENDING
+        self._release(elastic)
+        for app, comp in zip(apps.tolist(), comps.tolist(), strict=True):
+            self.returned.setdefault(app, []).append(comp)
+            self.elastic_waiting.add(app)
+
+    def _fail_app(self, app: int, reason: Status, t: float) -> None:
+        """The whole application stops, loses all its work and requeues at its old position."""
+        wl, cp = self.workload, self.workload.comp_indptr
+        rows = np.flatnonzero(self.wt.app == app)
+        span = slice(cp[app], cp[app + 1])
+        done = self.comp_state[span] == Status.DONE
+        self.app_work_lost[app] += float(wl.work[span][done].sum())
+        self.app_work_lost[app] += float(
+            (wl.work[self.wt.component[rows]] - self._remaining[rows]).sum()
+        )
+        self._release(rows)
+        self.comp_state[span] = Status.PENDING
+        self.app_done[app] = 0
+        self.next_elastic[app] = cp[app] + self.n_core[app]
+        self.returned.pop(app, None)
+        self.elastic_waiting.discard(app)
+        if reason == Status.OOM:
+            self.app_failures[app] += 1
+        else:
+            self.app_preemptions[app] += 1
+        self.app_state[app] = QUEUED
+        heapq.heappush(self.queue, app)
+
+    # ------------------------------------------------------------------ progress and usage
+    def _advance(self, rows: NDArray[np.int64], t: float) -> None:
+        """Account the work done by ``rows`` since they were last accounted."""
+        done = self._rate[rows] * (t - self._since[rows])
+        self._remaining[rows] = np.maximum(self._remaining[rows] - done, 0.0)
+        self._since[rows] = t
+
+    def _set_rates(self, rows, demand_cpu, limit_cpu, t: float) -> None:
+        """Throttled progress rates from now on, and completion events before the next tick."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(demand_cpu > limit_cpu, limit_cpu / demand_cpu, 1.0)
+            finish = t + self._remaining[rows] / rate
+        self._rate[rows] = rate
+        self._epoch[rows] += 1
+        next_tick = (np.floor(t / self.period) + 1) * self.period
+        soon = finish < next_tick
+        if not soon.any():
+            return
+        rows, finish = rows[soon], finish[soon]
+        order = np.argsort(finish, kind="stable")
+        rows, finish = rows[order], finish[order]
+        times, first = np.unique(finish, return_index=True)
+        for when, group in zip(times, np.split(rows, first[1:]), strict=True):
+            self._batches[self._batch_id] = (group, self._epoch[group])
+            self.engine.schedule(float(when), _PRIORITY[COMPLETE], COMPLETE, self._batch_id)
+            self._batch_id += 1
+
+    def _sample_rows(self, rows: NDArray[np.int64], lag: NDArray[np.int64] | int) -> NDArray:
+        """Shape rows (into ``shapes.data``) of each row's usage ``lag`` periods after its start."""
+        k = (self._shape_offset[rows] + lag) % self._shape_len[rows]
+        return self._shape_base[rows] + k
+
+    def _demand(self, rows: NDArray[np.int64], t: float) -> NDArray[np.float32]:
+        """(n, R) float32 cores and GiB each row asks for during the interval starting at ``t``."""
+        lag = ((t - self.wt.start[rows]) // self.period).astype(np.int64)
+        return self.workload.shapes.data[self._sample_rows(rows, lag)] * self.wt.request[rows]
+
+    def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
+        """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""
+        lag_now = ((self.now - self.wt.start[rows]) // self.period).astype(np.int64)
+        lengths = np.minimum(lag_now, window)
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        owner = np.repeat(np.arange(len(rows)), lengths)
+        lag = lag_now[owner] - lengths[owner] + (np.arange(indptr[-1]) - indptr[:-1][owner])
+        data = self.workload.shapes.data[self._sample_rows(rows[owner], lag)]
+        return GroupedArray(data * self.wt.request[rows[owner]], indptr)
+
+    def _add_allocation(self, hosts: NDArray[np.int32], amount: NDArray, sign: int) -> None:
+        n = len(self.hosts)
+        for r in range(R):
+            self.hosts.allocated[:, r] += sign * np.bincount(hosts, amount[:, r], minlength=n)
+
+    def _recount_hosts(self, rows: NDArray[np.int64], used: NDArray[np.float32]) -> None:
+        """Recompute host totals from scratch at each tick, so incremental sums cannot drift."""
+        n, host = len(self.hosts), self.wt.host[rows]
+        for r in range(R):
+            self.hosts.allocated[:, r] = np.bincount(host, self.wt.limit[rows, r], minlength=n)
+            self.hosts.used[:, r] = np.bincount(host, used[:, r], minlength=n)
+
+    # ------------------------------------------------------------------ controller decisions
+    def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        """Evict, then resize; returns a Status per decision row (resizes first, then evictions).
+
+        A resize that would push its host over capacity is refused (UNSCHEDULABLE).
+        """
+        status = np.full(len(decisions.resize_rows) + len(decisions.evict), Status.OK, np.int8)
+        if len(decisions.evict):
+            self._kill(decisions.evict.astype(np.int64), Status.KILLED, self.now)
+        rows = decisions.resize_rows.astype(np.int64)
+        alive = self.wt.host[rows] >= 0
+        status[: len(rows)][~alive] = Status.UNSCHEDULABLE
+        rows, limit = rows[alive], decisions.resize_limit[alive]
+        if len(rows) == 0:
+            return status
+        host = self.wt.host[rows]
+        delta = limit - self.wt.limit[rows]
+        after = self.hosts.allocated.copy()
+        for r in range(R):
+            after[:, r] += np.bincount(host, delta[:, r], minlength=len(self.hosts))
+        over = np.any(after > self.hosts.capacity + 1e-6, axis=1)
+        refused = over[host] & np.any(delta > 0, axis=1)
+        ok = ~refused
+        self._add_allocation(host[ok], delta[ok], +1)
+        self.wt.limit[rows[ok]] = limit[ok]
+        status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
+        if np.any(delta[ok] < 0):
+            self._dirty = True
+        return status
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _work_left(self) -> bool:
+        return bool(
+            len(self.queue)
+            or np.any(self.wt.host >= 0)
+            or self.elastic_waiting
+            or self._arrived < self.workload.n_apps
+        )

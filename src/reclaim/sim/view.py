@@ -1,0 +1,77 @@
+"""ClusterView and SimActuator: what controllers read and how their decisions reach the simulator.
+
+The live agent implements the same two interfaces over real hosts, so a controller never knows
+which of the two it is driving.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim.state.grouped import GroupedArray
+from reclaim.state.tables import HostTable, WorkloadTable
+from reclaim.types import Decisions
+
+if TYPE_CHECKING:
+    from reclaim.sim.simulator import Simulator
+
+
+class ClusterView(Protocol):
+    """Read-only, columnar state at time ``now``."""
+
+    now: float
+    hosts: HostTable
+    workloads: WorkloadTable
+
+    @property
+    def running(self) -> NDArray[np.int64]: ...  # rows of ``workloads`` in use
+
+    def usage_history(self, rows: NDArray[np.integer], window: int) -> GroupedArray: ...
+
+
+class Actuator(Protocol):
+    def apply(self, decisions: Decisions) -> NDArray[np.int8]: ...  # Status per row
+
+
+class SimView:
+    """The simulator's state seen through :class:`ClusterView`."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+
+    @property
+    def now(self) -> float:
+        return self._sim.now
+
+    @property
+    def hosts(self) -> HostTable:
+        return self._sim.hosts
+
+    @property
+    def workloads(self) -> WorkloadTable:
+        return self._sim.wt
+
+    @property
+    def running(self) -> NDArray[np.int64]:
+        return np.flatnonzero(self._sim.wt.host >= 0)
+
+    def usage_history(self, rows: NDArray[np.integer], window: int) -> GroupedArray:
+        """Per row, the usage samples (n, R) float32 observed since its start, at most ``window``.
+
+        Samples are the components' demand (CPU before throttling), oldest first; the current
+        interval's sample is not included: it is the future a forecaster is asked about.
+        """
+        return self._sim.usage_history(np.asarray(rows), window)
+
+
+class SimActuator:
+    """Applies a controller's decisions to the simulator's state."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+
+    def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        return self._sim.apply(decisions)

@@ -1,0 +1,54 @@
+"""The canonical trace store: what every reader writes and every consumer reads.
+
+A store is a directory:
+
+- ``workloads.parquet``: one row per workload (a VM, a task, a pod, a machine's tenant...).
+- ``usage.parquet``: measured usage, one row per (id, time), sorted by id then time.
+- ``hosts.parquet`` (optional): machine capacities, where the trace has them.
+- ``meta.json``: format, source files, units, sampling period, and the rows filtered by reason.
+
+Units are fixed where the trace allows (cores, GiB, seconds). A trace that only has normalised or
+percentage values keeps them and says so in ``meta.json["units"]``; nothing is converted by guesswork.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+WORKLOADS_FILE = "workloads.parquet"
+USAGE_FILE = "usage.parquet"
+HOSTS_FILE = "hosts.parquet"
+META_FILE = "meta.json"
+
+#: Workload table. Times in seconds (trace-relative or Unix epoch, see meta ``time_origin``);
+#: requests per instance. Nullable where the trace does not know.
+WORKLOADS_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(),  # unique within the store
+    "job_id": pl.String(),  # application / job / service the workload belongs to
+    "submit_time": pl.Float64(),
+    "start_time": pl.Float64(),
+    "end_time": pl.Float64(),
+    "instances": pl.Int64(),  # identical instances behind this row (Alibaba tasks), else 1
+    "cpu_request": pl.Float64(),  # per instance, unit in meta["units"]["cpu"]
+    "mem_request": pl.Float64(),  # per instance, unit in meta["units"]["mem"]
+    "priority": pl.Int64(),
+    "category": pl.String(),  # class / QoS / VM category where known
+    "status": pl.String(),  # final state in the trace where known
+}
+
+#: Usage table: one sample per (id, time) at the trace's own period.
+USAGE_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(),
+    "time": pl.Float64(),
+    "cpu": pl.Float64(),  # unit in meta["units"]["cpu"]
+    "mem": pl.Float64(),  # unit in meta["units"]["mem"]; null for CPU-only traces
+}
+
+#: Host table (optional).
+HOSTS_SCHEMA: dict[str, pl.DataType] = {
+    "id": pl.String(),
+    "time": pl.Float64(),
+    "cpu": pl.Float64(),
+    "mem": pl.Float64(),
+    "status": pl.String(),
+}
