@@ -32,11 +32,14 @@ def traces_import(
 @app.command()
 def simulate(
     jobs: Annotated[
-        Path | None, typer.Option(help="Store whose jobs become applications [shipped alibaba2017].")
+        Path | None,
+        typer.Option(help="Store whose jobs become applications [shipped alibaba2017]."),
     ] = None,
     shapes: Annotated[
         list[Path] | None,
-        typer.Option(help="Stores whose usage series become usage shapes (repeat) [shipped samples]."),
+        typer.Option(
+            help="Stores whose usage series become usage shapes (repeat) [shipped samples]."
+        ),
     ] = None,
     hosts: Annotated[str, typer.Option(help="Cluster as COUNTxCORESgMEMg, pools joined by +.")] = (
         "250x32c128g"
@@ -44,22 +47,31 @@ def simulate(
     apps: Annotated[int, typer.Option(min=1, help="Applications to sample.")] = 3000,
     arrival_days: Annotated[
         float | None,
-        typer.Option(help="Spread arrivals over this many days [the paper's rate: 90 d per 150k apps]."),
+        typer.Option(
+            help="Spread arrivals over this many days [the paper's rate: 90 d per 150k apps]."
+        ),
     ] = None,
-    stop_days: Annotated[float | None, typer.Option(help="Stop the simulation at this day.")] = None,
+    stop_days: Annotated[
+        float | None, typer.Option(help="Stop the simulation at this day.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the workload sampler.")] = 0,
     controller: Annotated[str, typer.Option(help="Shaping controller by name.")] = "reservation",
     placement: Annotated[
-        str, typer.Option(help="Placement plugins: a name, 'a:w,b:w' (weighted) or 'a>b' (lexicographic).")
+        str,
+        typer.Option(
+            help="Placement plugins: a name, 'a:w,b:w' (weighted) or 'a>b' (lexicographic)."
+        ),
     ] = "best-fit",
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Directory for apps/timeline Parquet and summary.")
+        Path,
+        typer.Option("-o", "--output", help="Directory for apps/timeline Parquet and summary."),
     ] = Path("results/simulate"),
 ) -> None:
     """Simulate a workload sampled from real traces on a cluster and print the summary."""
     from reclaim.report.console import SimProgress, summary_table
-    from reclaim.sim.run import RunSettings, simulate as run_simulation
-    from reclaim.workload.builder import default_stores, WorkloadSpec, build_workload
+    from reclaim.sim.run import RunSettings
+    from reclaim.sim.run import simulate as run_simulation
+    from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
     default_jobs, default_shapes = default_stores()
     days = arrival_days if arrival_days is not None else 90.0 * apps / 150_000
@@ -72,7 +84,9 @@ def simulate(
         horizon_s=None if stop_days is None else stop_days * 86400.0,
     )
     with SimProgress(console) as progress:
-        result = run_simulation(workload, settings, on_tick=progress, extra={"workload": vars(spec)})
+        result = run_simulation(
+            workload, settings, on_tick=progress, extra={"workload": vars(spec)}
+        )
     result.write(output)
     out = Console()
     title = f"{controller} / {placement} on {hosts}: {apps:,} applications, seed {seed}"

@@ -17,10 +17,14 @@ CAP = np.array([[8.0, 32.0], [8.0, 32.0], [8.0, 32.0]])
 def test_best_fit_takes_the_host_with_least_free_dominant_resource():
     free = np.array([[6.0, 10.0], [2.0, 30.0], [4.0, 30.0]])
     # CPU-dominant request: host 1 has the least free CPU among those that fit.
-    hosts = build_placer("best-fit").place(CAP, free.copy(), np.ones(3, bool), np.array([[2, 1]], np.float32))
+    hosts = build_placer("best-fit").place(
+        CAP, free.copy(), np.ones(3, bool), np.array([[2, 1]], np.float32)
+    )
     assert hosts.tolist() == [1]
     # Memory-dominant request: host 0 has the least free memory and still fits.
-    hosts = build_placer("best-fit").place(CAP, free.copy(), np.ones(3, bool), np.array([[1, 8]], np.float32))
+    hosts = build_placer("best-fit").place(
+        CAP, free.copy(), np.ones(3, bool), np.array([[1, 8]], np.float32)
+    )
     assert hosts.tolist() == [0]
 
 
@@ -68,7 +72,11 @@ class OneByOne:
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 16), st.integers(0, 64)), min_size=1, max_size=6),
-    st.lists(st.tuples(st.sampled_from([0.5, 1, 2, 3]), st.sampled_from([1, 2, 8])), min_size=1, max_size=30),
+    st.lists(
+        st.tuples(st.sampled_from([0.5, 1, 2, 3]), st.sampled_from([1, 2, 8])),
+        min_size=1,
+        max_size=30,
+    ),
 )
 def test_filling_a_monotone_score_equals_binding_one_at_a_time(free_rows, requests):
     free = np.array(free_rows, np.float64)

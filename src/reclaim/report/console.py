@@ -54,8 +54,16 @@ _ROWS = [
     ("  done", "apps_done", "{:,.0f}"),
     ("  rejected (never fit)", "apps_rejected", "{:,.0f}"),
     ("  still running / queued", "_unfinished", "{:,.0f}"),
-    ("turnaround mean / p50 / p95", ("turnaround_mean_s", "turnaround_p50_s", "turnaround_p95_s"), "time"),
-    ("queue time mean / p50 / p95", ("queue_time_mean_s", "queue_time_p50_s", "queue_time_p95_s"), "time"),
+    (
+        "turnaround mean / p50 / p95",
+        ("turnaround_mean_s", "turnaround_p50_s", "turnaround_p95_s"),
+        "time",
+    ),
+    (
+        "queue time mean / p50 / p95",
+        ("queue_time_mean_s", "queue_time_p50_s", "queue_time_p95_s"),
+        "time",
+    ),
     ("application failures (OOM)", "failures", "{:,.0f}"),
     ("preemptions", "preemptions", "{:,.0f}"),
     ("elastic components lost", "component_losses", "{:,.0f}"),

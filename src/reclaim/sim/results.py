@@ -16,7 +16,13 @@ from reclaim.metrics import (
 )
 from reclaim.sim.simulator import DONE, QUEUED, REJECTED, RUNNING, WAITING, RunStats, Simulator
 
-STATE_NAMES = {QUEUED: "queued", RUNNING: "running", DONE: "done", REJECTED: "rejected", WAITING: "not_arrived"}
+STATE_NAMES = {
+    QUEUED: "queued",
+    RUNNING: "running",
+    DONE: "done",
+    REJECTED: "rejected",
+    WAITING: "not_arrived",
+}
 
 
 @dataclass

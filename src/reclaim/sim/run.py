@@ -41,4 +41,3 @@ def simulate(
         on_tick=on_tick,
     ).run()
     return SimResult.from_simulator(sim, asdict(settings) | (extra or {}))
-

@@ -38,7 +38,7 @@ from reclaim.sim.engine import Engine
 from reclaim.sim.view import SimView
 from reclaim.state.grouped import GroupedArray
 from reclaim.state.tables import HostTable, WorkloadTable
-from reclaim.types import CPU, MEM, R, Decisions, Status
+from reclaim.types import CPU, MEM, Decisions, R, Status
 from reclaim.workload.model import Workload
 
 # Event kinds; at equal times completions free capacity before arrivals ask for it, and both
@@ -47,7 +47,15 @@ COMPLETE, ARRIVAL, TICK = 0, 1, 2
 _PRIORITY = {COMPLETE: 0, ARRIVAL: 1, TICK: 2}
 
 # Simulator-private per-row arrays, grown with the workload table.
-_ROW_ARRAYS = ("_remaining", "_since", "_rate", "_epoch", "_shape_base", "_shape_len", "_shape_offset")
+_ROW_ARRAYS = (
+    "_remaining",
+    "_since",
+    "_rate",
+    "_epoch",
+    "_shape_base",
+    "_shape_len",
+    "_shape_offset",
+)
 
 # Application states (int8).
 QUEUED, RUNNING, DONE, REJECTED, WAITING = 0, 1, 2, 3, 4  # WAITING: not yet arrived
@@ -55,9 +63,11 @@ QUEUED, RUNNING, DONE, REJECTED, WAITING = 0, 1, 2, 3, 4  # WAITING: not yet arr
 
 @dataclass
 class RunStats:
-    """How the run went, for benchmarks: wall seconds, events, component-ticks."""
+    """How the run went, for benchmarks: wall seconds (all, and in monitor ticks), events,
+    component-ticks (running components observed, summed over ticks)."""
 
     wall_s: float = 0.0
+    tick_s: float = 0.0
     events: int = 0
     ticks: int = 0
     component_ticks: int = 0
@@ -133,8 +143,12 @@ class Simulator:
         self._dirty = True
         self._timeline: list[NDArray[np.float64]] = []
         self.stats = RunStats()
-        self.engine = Engine({COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick})
-        self.engine.schedule_many((t, _PRIORITY[ARRIVAL], ARRIVAL, a) for a, t in enumerate(wl.arrival))
+        self.engine = Engine(
+            {COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick}
+        )
+        self.engine.schedule_many(
+            (t, _PRIORITY[ARRIVAL], ARRIVAL, a) for a, t in enumerate(wl.arrival)
+        )
         self.engine.schedule(0.0, _PRIORITY[TICK], TICK, 0)
 
     # ------------------------------------------------------------------ run
@@ -143,7 +157,9 @@ class Simulator:
         started = wallclock.perf_counter()
         self._reset()
         self.engine.run(until=self.horizon)
-        self.now = min(self.engine.now, self.horizon) if np.isfinite(self.horizon) else self.engine.now
+        self.now = (
+            min(self.engine.now, self.horizon) if np.isfinite(self.horizon) else self.engine.now
+        )
         self.stats.wall_s = wallclock.perf_counter() - started
         return self
 
@@ -194,6 +210,7 @@ class Simulator:
         if not self._work_left():
             return
         self.stats.ticks += 1
+        began = wallclock.perf_counter()
         rows = self.view.running
         self._advance(rows, t)
         if len(rows):
@@ -215,10 +232,15 @@ class Simulator:
         self._recount_hosts(rows, used)
         self._timeline.append(
             np.concatenate(
-                [[t, len(rows), len(self.queue)], self.hosts.allocated.sum(0), self.hosts.used.sum(0)]
+                [
+                    [t, len(rows), len(self.queue)],
+                    self.hosts.allocated.sum(0),
+                    self.hosts.used.sum(0),
+                ]
             )
         )
         self._set_rates(rows, demand[:, CPU], limit[:, CPU], t)
+        self.stats.tick_s += wallclock.perf_counter() - began
         self._schedule(t)
         if self.on_tick is not None:
             self.on_tick(self)

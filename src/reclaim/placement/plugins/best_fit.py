@@ -6,8 +6,6 @@ largest share of for, measured against the largest host's capacity of each resou
 
 from __future__ import annotations
 
-import numpy as np
-
 from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
