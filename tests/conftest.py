@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests search the same examples on every run, so CI is reproducible.
+settings.register_profile("reclaim", derandomize=True, deadline=None)
+settings.load_profile("reclaim")
 
 from reclaim.state.grouped import GroupedArray
 from reclaim.workload.model import Workload

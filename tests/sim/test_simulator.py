@@ -198,3 +198,15 @@ def test_every_application_is_accounted_for_at_any_horizon(case):
     _, res = run(tiny_workload(apps, shapes=[shape]), horizon=1500.0)
     assert len(res.apps) == len(apps)
     assert set(column(res, "state")) <= {"done", "rejected", "running", "queued", "not_arrived"}
+
+
+def test_head_that_cannot_be_packed_even_on_an_empty_cluster_is_rejected():
+    # 8 cores of core components fit the cluster's 8 cores in total, but 3 + 3 + 2 cannot be
+    # packed into two hosts of 4: strict FIFO would wait forever behind it.
+    comps = [(3, 1, 10, True, 0, 0), (3, 1, 10, True, 0, 0), (2, 1, 10, True, 0, 0)]
+    wl = tiny_workload(
+        [(0.0, [(1, 1, 50, True, 0, 0)]), (1.0, comps), (2.0, [(1, 1, 5, True, 0, 0)])]
+    )
+    _, res = run(wl, hosts="2x4c8g")
+    assert column(res, "state") == ["done", "rejected", "done"]
+    assert column(res, "first_start") == [0.0, None, 50.0]

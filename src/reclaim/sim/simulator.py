@@ -12,7 +12,8 @@ Model (every policy is judged under it, so it is stated here once):
   that did not fit wait and are placed, in application order, whenever capacity frees up, ahead of
   the queue (their application was admitted first). Strict FIFO: nothing overtakes the head.
   An application one of whose components fits no host even on an empty cluster, or whose core
-  components exceed the whole cluster, can never run: it is rejected at arrival and counted.
+  components exceed the whole cluster, can never run: it is rejected at arrival and counted; so is
+  a head whose core components the placer cannot fit even when the cluster is empty.
 - Progress. A component needs ``work`` seconds at full speed. CPU demand above its CPU allocation
   throttles it: it progresses at ``allocation / demand`` of full speed. Memory demand above its
   memory allocation at a tick is an out-of-memory failure.
@@ -179,8 +180,7 @@ class Simulator:
         request = wl.request[cp[app] : cp[app + 1]]
         biggest = self.hosts.capacity.max(axis=0)
         if np.any(request > biggest) or np.any(self.core_total[app] > self.hosts.capacity.sum(0)):
-            self.app_state[app] = REJECTED
-            self.finished += 1
+            self._reject(app)
             return
         self.app_state[app] = QUEUED
         heapq.heappush(self.queue, app)
@@ -265,6 +265,11 @@ class Simulator:
                 self.hosts.capacity, free, self.hosts.up, wl.request[core], all_or_nothing=True
             )
             if len(core) and where[0] < 0:
+                if self._cluster_empty():
+                    # The placer cannot fit it on an empty cluster: it never will.
+                    heapq.heappop(queue)
+                    self._reject(app)
+                    continue
                 break
             heapq.heappop(queue)
             self.app_state[app] = RUNNING
@@ -407,8 +412,9 @@ class Simulator:
 
     def _set_rates(self, rows, demand_cpu, limit_cpu, t: float) -> None:
         """Throttled progress rates from now on, and completion events before the next tick."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.where(demand_cpu > limit_cpu, limit_cpu / demand_cpu, 1.0)
+        throttled = demand_cpu > limit_cpu
+        rate = np.divide(limit_cpu, demand_cpu, out=np.ones(len(rows)), where=throttled)
+        with np.errstate(divide="ignore"):  # a component allocated no CPU never finishes
             finish = t + self._remaining[rows] / rate
         self._rate[rows] = rate
         self._epoch[rows] += 1
@@ -488,6 +494,13 @@ class Simulator:
         return status
 
     # ------------------------------------------------------------------ bookkeeping
+    def _reject(self, app: int) -> None:
+        self.app_state[app] = REJECTED
+        self.finished += 1
+
+    def _cluster_empty(self) -> bool:
+        return not np.any(self.wt.host >= 0)
+
     def _work_left(self) -> bool:
         return bool(
             len(self.queue)

@@ -1,0 +1,352 @@
+"""Build the simulator's Workload from canonical trace stores by sampling real distributions.
+
+The paper (section 4.1) generated 150,000 batch applications by sampling empirical distributions of
+public traces. We do the same from stores written by ``reclaim.traces``:
+
+- Applications are jobs of a jobs store (Alibaba 2017 batch tasks), sampled with replacement. Only
+  jobs whose every task is ``Terminated`` with known requests, times and instance counts qualify;
+  the others are counted by the first check they fail. An application's components are the
+  instances of its job's tasks (tasks by create time, instances expanded), each with the task's
+  request per instance and, as work, the task's span ``end - create`` (at least 1 s).
+- Inter-arrival times are the gaps between consecutive jobs' first create times, over every job of
+  the store (the arrival process is a property of the whole trace, kept or not), sampled with
+  replacement; one factor then stretches them so that the arrivals span ``horizon`` seconds.
+- Roles come from ``RoleRule`` (roles.py) and usage shapes from usage stores (shapes.py); each
+  component follows a shape drawn uniformly from all shapes, from an offset drawn uniformly in it.
+
+Units: requests in cores and GiB. A store's memory unit ``normalised`` (Alibaba 2017: a fraction of
+its largest machine) is multiplied by ``normalised_mem_gib``, by default 128 GiB, the memory of the
+simulated host of section 4.1, so that a task asking for 1.0 would fill a host.
+
+Deviations from the traces, all forced by what the stores hold:
+
+- Every instance of a task gets the task's whole span as its work: v2017 instance runtimes live in
+  batch_instance, which we do not have, so work is an upper bound (instances may run in waves).
+- All components are submitted with their application; the order of tasks inside a job (a DAG in
+  the trace) is not replayed.
+- ``max_components_per_app`` (off by default) keeps only an application's first components, whole
+  earlier tasks first, to make small experiments affordable; it changes the size distribution.
+
+Randomness: one ``np.random.SeedSequence(seed)`` spawns an independent stream for jobs, arrivals,
+roles and shapes, so one seed gives bit-identical arrays and changing, say, ``elastic_share`` does
+not change which jobs are drawn. Components are built with ``np.repeat`` over task arrays, never a
+loop per application or component: the paper's scale is ~1.4e8 components.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from reclaim.errors import ReclaimError, TraceError
+from reclaim.traces.schema import META_FILE, WORKLOADS_FILE
+from reclaim.types import CPU, MEM, R
+from reclaim.workload.model import Workload
+from reclaim.workload.roles import RoleRule
+from reclaim.workload.shapes import ShapeSource, load_shapes, read_meta, store_unit
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
+#: Shortest work of a component, s: a task that ends in the second it was created still ran.
+MIN_WORK = 1.0
+#: Components per chunk when drawing shape offsets: bounds the temporaries to a few MB.
+_CHUNK = 1 << 20
+
+
+@dataclass
+class WorkloadSpec:
+    """Settings of a sampled workload; ``build_workload`` does the work.
+
+    n_apps: applications to sample. seed: seed of every random draw.
+    horizon: s, the arrivals are stretched (or shrunk) to span this; None keeps the sampled span.
+    elastic_share, core_per_elastic_app: the RoleRule (roles.py).
+    normalised_mem_gib: GiB that a normalised memory request of 1.0 stands for.
+    max_components_per_app: keep at most this many components per application (a deviation knob
+        for small runs; None keeps every instance).
+    period: s, the sampling period every shape store must have (the simulator's monitor tick).
+    """
+
+    n_apps: int = 150_000
+    seed: int = 0
+    horizon: float | None = None
+    elastic_share: float = 0.6
+    core_per_elastic_app: int = 3
+    normalised_mem_gib: float = 128.0
+    max_components_per_app: int | None = None
+    period: float = 300.0
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What was kept, dropped and changed while building a workload.
+
+    jobs_total: jobs in the jobs store; jobs_used: those that qualify as applications;
+    jobs_excluded: jobs dropped, by the first check they fail (not_terminated, missing_request,
+        missing_time, no_instances).
+    tasks_work_raised: tasks of used jobs lasting under MIN_WORK s whose work was raised to it.
+    arrival_scale: the factor applied to the sampled gaps (1.0 without a horizon);
+    arrival_span: s, last arrival minus first.
+    components_truncated: instances dropped by ``max_components_per_app``.
+    offered_core_seconds, offered_gib_seconds: sum over components of request x work.
+    shape_sources: one per shape store, with its clipped sample counts.
+    """
+
+    jobs_total: int
+    jobs_used: int
+    jobs_excluded: dict[str, int]
+    tasks_work_raised: int
+    arrival_scale: float
+    arrival_span: float
+    n_apps: int
+    n_components: int
+    components_truncated: int
+    elastic_apps: int
+    offered_core_seconds: float
+    offered_gib_seconds: float
+    shape_sources: list[ShapeSource] = field(default_factory=list)
+
+    @property
+    def shape_samples(self) -> int:
+        return sum(s.samples for s in self.shape_sources)
+
+    @property
+    def clipped(self) -> tuple[int, ...]:
+        """Per resource (cpu, mem), shape samples above their request that were clipped to it."""
+        return tuple(sum(s.clipped[r] for s in self.shape_sources) for r in range(R))
+
+    @property
+    def clipped_share(self) -> tuple[float, ...]:
+        n = self.shape_samples
+        return tuple(c / n if n else 0.0 for c in self.clipped)
+
+
+@dataclass(frozen=True)
+class JobTable:
+    """Qualifying jobs and their tasks, tasks of job ``j`` at ``task_indptr[j]:task_indptr[j+1]``.
+
+    task_indptr: (J+1,) int64. request: (T, R) float32 cores, GiB per instance.
+    work: (T,) float32 s. instances: (T,) int64, at least 1.
+    first_submit: (J_all,) float64 s, sorted first create time of every job of the store (kept
+        or not) with one: the arrival process.
+    """
+
+    task_indptr: NDArray[np.int64]
+    request: NDArray[np.float32]
+    work: NDArray[np.float32]
+    instances: NDArray[np.int64]
+    first_submit: NDArray[np.float64]
+    jobs_total: int
+    excluded: dict[str, int]
+    work_raised: int
+
+
+def default_stores() -> tuple[Path, list[Path]]:
+    """The shipped sample stores: (jobs store, [shape stores])."""
+    return SAMPLE_DIR / "alibaba2017", [SAMPLE_DIR / "bitbrains", SAMPLE_DIR / "google2011-derived"]
+
+
+def build_workload(
+    spec: WorkloadSpec, jobs_store: Path, shape_stores: list[Path]
+) -> tuple[Workload, BuildReport]:
+    """Sample ``spec.n_apps`` applications from ``jobs_store`` with shapes from ``shape_stores``."""
+    _check_spec(spec)
+    jobs = load_jobs(Path(jobs_store), spec.normalised_mem_gib)
+    shapes, sources = load_shapes([Path(s) for s in shape_stores], spec.period)
+    job_rng, arrival_rng, role_rng, shape_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(spec.seed).spawn(4)
+    )
+
+    picked = job_rng.integers(0, len(jobs.task_indptr) - 1, size=spec.n_apps)
+    task, count, app_tasks = _tasks_of(jobs, picked)
+    truncated = 0
+    if spec.max_components_per_app is not None:
+        kept = _truncate(count, app_tasks, spec.max_components_per_app)
+        truncated, count = int(count.sum() - kept.sum()), kept
+    comp_indptr = np.concatenate([[0], np.cumsum(np.add.reduceat(count, app_tasks[:-1]))])
+    request = _repeat_rows(jobs.request[task], count)
+    work = np.repeat(jobs.work[task], count)
+    task_work = count * jobs.work[task].astype(np.float64)
+    offered = task_work @ jobs.request[task].astype(np.float64)
+
+    arrival, scale = _arrivals(jobs.first_submit, spec.n_apps, spec.horizon, arrival_rng)
+    rule = RoleRule(spec.elastic_share, spec.core_per_elastic_app)
+    core, elastic = rule.assign(comp_indptr, role_rng)
+    shape, offset = _draw_shapes(shapes.lengths, len(work), shape_rng)
+
+    workload = Workload(
+        arrival=arrival,
+        comp_indptr=comp_indptr.astype(np.int64),
+        request=request,
+        work=work,
+        core=core,
+        shape=shape,
+        shape_offset=offset,
+        shapes=shapes,
+        period=float(spec.period),
+    ).validate()
+    report = BuildReport(
+        jobs_total=jobs.jobs_total,
+        jobs_used=len(jobs.task_indptr) - 1,
+        jobs_excluded=jobs.excluded,
+        tasks_work_raised=jobs.work_raised,
+        arrival_scale=scale,
+        arrival_span=float(arrival[-1] - arrival[0]),
+        n_apps=workload.n_apps,
+        n_components=workload.n_components,
+        components_truncated=truncated,
+        elastic_apps=int(elastic.sum()),
+        offered_core_seconds=float(offered[CPU]),
+        offered_gib_seconds=float(offered[MEM]),
+        shape_sources=sources,
+    )
+    return workload, report
+
+
+def _check_spec(spec: WorkloadSpec) -> None:
+    if spec.n_apps < 1:
+        raise ReclaimError(f"n_apps must be at least 1, got {spec.n_apps}")
+    if spec.horizon is not None and spec.horizon <= 0:
+        raise ReclaimError(f"horizon must be positive, got {spec.horizon}")
+    if spec.max_components_per_app is not None and spec.max_components_per_app < 1:
+        raise ReclaimError("max_components_per_app must be at least 1")
+    if spec.normalised_mem_gib <= 0 or spec.period <= 0:
+        raise ReclaimError("normalised_mem_gib and period must be positive")
+
+
+#: Checks a job must pass, in the order its exclusion reason is picked; each is true per good task.
+_JOB_CHECKS: dict[str, pl.Expr] = {
+    "not_terminated": pl.col("status") == "Terminated",
+    "missing_request": pl.all_horizontal(
+        pl.col(c).is_finite() & (pl.col(c) >= 0) for c in ("cpu_request", "mem_request")
+    ),
+    "missing_time": pl.col("submit_time").is_finite() & pl.col("end_time").is_finite(),
+    "no_instances": pl.col("instances") >= 1,
+}
+
+
+def load_jobs(store: Path, normalised_mem_gib: float = 128.0) -> JobTable:
+    """The qualifying jobs of a jobs store, tasks ordered by (create time, id) within each job."""
+    meta = read_meta(store)
+    cpu_unit, mem_unit = store_unit(store, meta, "cpu"), store_unit(store, meta, "mem")
+    mem_gib = {"gib": 1.0, "normalised": normalised_mem_gib, "normalized": normalised_mem_gib}
+    if cpu_unit != "cores" or mem_unit not in mem_gib:
+        raise TraceError(
+            store / META_FILE,
+            f"requests in {cpu_unit!r} and {mem_unit!r}; applications need cores and "
+            "GiB or normalised memory",
+        )
+    tasks = pl.read_parquet(
+        store / WORKLOADS_FILE,
+        columns=["id", "job_id", "submit_time", "end_time", "instances"]
+        + ["cpu_request", "mem_request", "status"],
+    )
+    if tasks["job_id"].null_count():
+        raise TraceError(store / WORKLOADS_FILE, "rows without job_id cannot form applications")
+    jobs = tasks.group_by("job_id").agg(
+        pl.col("submit_time").min().alias("first_submit"),
+        *(check.fill_null(False).all().alias(name) for name, check in _JOB_CHECKS.items()),
+    )
+    excluded, passed = {}, pl.lit(True)
+    for name in _JOB_CHECKS:
+        excluded[name] = jobs.filter(passed & ~pl.col(name)).height
+        passed = passed & pl.col(name)
+    used = (
+        jobs.filter(passed)
+        .sort("first_submit", "job_id")
+        .with_row_index("job_order")
+        .select("job_id", "job_order")
+    )
+    kept = (
+        tasks.join(used, on="job_id")
+        .sort("job_order", "submit_time", "id")
+        .select(
+            pl.col("job_order"),
+            pl.col("cpu_request"),
+            pl.col("mem_request") * mem_gib[mem_unit],
+            pl.col("instances"),
+            (pl.col("end_time") - pl.col("submit_time")).alias("span"),
+        )
+    )
+    if not used.height:
+        raise TraceError(store / WORKLOADS_FILE, f"no job qualifies as an application {excluded}")
+    span = kept["span"].to_numpy()
+    per_job = np.bincount(kept["job_order"].to_numpy(), minlength=used.height)
+    first = jobs["first_submit"].drop_nulls().sort().to_numpy()
+    return JobTable(
+        task_indptr=np.concatenate([[0], np.cumsum(per_job)]).astype(np.int64),
+        request=kept.select("cpu_request", "mem_request").to_numpy().astype(np.float32),
+        work=np.maximum(span, MIN_WORK).astype(np.float32),
+        instances=kept["instances"].to_numpy().astype(np.int64),
+        first_submit=first.astype(np.float64),
+        jobs_total=jobs.height,
+        excluded=excluded,
+        work_raised=int((span < MIN_WORK).sum()),
+    )
+
+
+def _tasks_of(
+    jobs: JobTable, picked: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Tasks of the picked jobs, application after application.
+
+    Returns task (T',) int64 rows of ``jobs``, count (T',) int64 instances of each, and
+    app_tasks (A+1,) int64: application ``a`` owns ``task[app_tasks[a]:app_tasks[a+1]]``.
+    """
+    first = jobs.task_indptr[picked]
+    n_tasks = jobs.task_indptr[picked + 1] - first
+    app_tasks = np.concatenate([[0], np.cumsum(n_tasks)])
+    task = np.repeat(first - app_tasks[:-1], n_tasks) + np.arange(app_tasks[-1])
+    return task, jobs.instances[task], app_tasks
+
+
+def _truncate(
+    count: NDArray[np.int64], app_tasks: NDArray[np.int64], limit: int
+) -> NDArray[np.int64]:
+    """Instances kept per task so that no application has more than ``limit`` components."""
+    before = np.cumsum(count) - count
+    before -= np.repeat(before[app_tasks[:-1]], np.diff(app_tasks))
+    return np.clip(limit - before, 0, count)
+
+
+def _repeat_rows(rows: NDArray[np.float32], count: NDArray[np.int64]) -> NDArray[np.float32]:
+    """np.repeat(rows, count, axis=0) for (T, 2) float32 rows.
+
+    Speed trick: each row is repeated as one 8-byte item, which numpy copies faster than a row
+    of two floats (see tests/workload/test_builder.py for the equivalence).
+    """
+    items = np.ascontiguousarray(rows).view(np.int64).ravel()
+    return np.repeat(items, count).view(np.float32).reshape(-1, R)
+
+
+def _arrivals(
+    first_submit: NDArray[np.float64], n_apps: int, horizon: float | None, rng: np.random.Generator
+) -> tuple[NDArray[np.float64], float]:
+    """(A,) float64 s arrivals from 0 and the factor that stretched the sampled gaps."""
+    gaps = np.diff(first_submit)
+    if not len(gaps):
+        raise ReclaimError("inter-arrival times need at least two jobs with a create time")
+    arrival = np.zeros(n_apps)
+    np.cumsum(rng.choice(gaps, size=n_apps - 1), out=arrival[1:])
+    if horizon is None or n_apps == 1:
+        return arrival, 1.0
+    if arrival[-1] <= 0:
+        raise ReclaimError("every sampled inter-arrival gap is 0; cannot stretch to a horizon")
+    scale = horizon / arrival[-1]
+    arrival *= scale
+    return arrival, float(scale)
+
+
+def _draw_shapes(
+    lengths: NDArray[np.int64], n_components: int, rng: np.random.Generator
+) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """shape (C,) int32 uniform over shapes and shape_offset (C,) int32 uniform in its length."""
+    shape = rng.integers(0, len(lengths), size=n_components, dtype=np.int32)
+    offset = np.empty(n_components, dtype=np.int32)
+    lengths32 = lengths.astype(np.int32)
+    for start in range(0, n_components, _CHUNK):
+        part = shape[start : start + _CHUNK]
+        offset[start : start + _CHUNK] = rng.integers(0, lengths32[part], dtype=np.int32)
+    return shape, offset
