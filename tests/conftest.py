@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from reclaim.state.grouped import GroupedArray
+from reclaim.workload.model import Workload
+
 # Property tests search the same examples on every run, so CI is reproducible.
 settings.register_profile("reclaim", derandomize=True, deadline=None)
 settings.load_profile("reclaim")
-
-from reclaim.state.grouped import GroupedArray
-from reclaim.workload.model import Workload
 
 
 def tiny_workload(apps, shapes=None, period=300.0) -> Workload:
