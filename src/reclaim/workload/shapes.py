@@ -26,7 +26,6 @@ Rules, none of them silent:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,8 @@ import polars as pl
 
 from reclaim.errors import TraceError
 from reclaim.state.grouped import GroupedArray
-from reclaim.traces.schema import META_FILE, USAGE_FILE, WORKLOADS_FILE
+from reclaim.traces.schema import META_FILE, USAGE_FILE
+from reclaim.traces.store import Store, load_store
 from reclaim.types import RESOURCES
 
 PERCENT_UNITS = frozenset({"percent", "%"})
@@ -65,20 +65,11 @@ class ShapeSource:
         return tuple(c / self.samples if self.samples else 0.0 for c in self.clipped)
 
 
-def read_meta(store: Path) -> dict:
-    """The store's ``meta.json`` as a dict; ``TraceError`` if it is missing or not JSON."""
-    path = Path(store) / META_FILE
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise TraceError(path, f"cannot read store metadata ({err})") from err
-
-
-def store_unit(store: Path, meta: dict, resource: str) -> str:
-    """The unit of ``resource`` declared in ``meta["units"]``, lower-cased."""
-    unit = (meta.get("units") or {}).get(resource)
+def store_unit(store: Store, resource: str) -> str:
+    """The unit of ``resource`` declared in the store's ``meta.json``, lower-cased."""
+    unit = (store.meta.get("units") or {}).get(resource)
     if not unit:
-        raise TraceError(Path(store) / META_FILE, f"no unit declared for {resource!r}")
+        raise TraceError(store.path / META_FILE, f"no unit declared for {resource!r}")
     return str(unit).lower()
 
 
@@ -91,8 +82,8 @@ def load_shapes(stores: Sequence[Path], period: float) -> tuple[GroupedArray, li
     if not stores:
         raise TraceError("shape stores", "at least one store with usage series is needed")
     parts, lengths, sources = [], [], []
-    for store in stores:
-        data, series_lengths, source = _store_shapes(Path(store), period)
+    for path in stores:
+        data, series_lengths, source = _store_shapes(load_store(path), period)
         parts.append(data)
         lengths.append(series_lengths)
         sources.append(source)
@@ -103,17 +94,14 @@ def load_shapes(stores: Sequence[Path], period: float) -> tuple[GroupedArray, li
     return GroupedArray(np.concatenate(parts), indptr), sources
 
 
-def _store_shapes(store: Path, period: float) -> tuple[np.ndarray, np.ndarray, ShapeSource]:
+def _store_shapes(store: Store, period: float) -> tuple[np.ndarray, np.ndarray, ShapeSource]:
     """(n, R) float32 fractions, (series,) int64 lengths and the store's ShapeSource."""
-    meta = read_meta(store)
-    units = {r: store_unit(store, meta, r) for r in RESOURCES}
-    usage = pl.scan_parquet(store / USAGE_FILE).select("id", "time", *RESOURCES)
+    units = {r: store_unit(store, r) for r in RESOURCES}
+    usage = store.usage().select("id", "time", *RESOURCES)
     by_request = [r for r in RESOURCES if units[r] not in PERCENT_UNITS]
     skipped = 0
     if by_request:
-        requests = pl.scan_parquet(store / WORKLOADS_FILE).select(
-            "id", *(f"{r}_request" for r in by_request)
-        )
+        requests = store.workloads().select("id", *(f"{r}_request" for r in by_request))
         usage = usage.join(requests, on="id", how="left")
         positive = pl.all_horizontal(
             (pl.col(f"{r}_request") > 0) & pl.col(f"{r}_request").is_finite() for r in by_request
@@ -130,41 +118,44 @@ def _store_shapes(store: Path, period: float) -> tuple[np.ndarray, np.ndarray, S
         .collect()
     )
     _check_fractions(store, frame)
-    _check_period(store, frame, period)
+    if len(frame):
+        _check_period(store, frame, period)
     values = frame.select(RESOURCES).to_numpy().astype(np.float32)
     over = values > 1.0
     clipped = tuple(int(n) for n in over.sum(axis=0))
     np.minimum(values, 1.0, out=values)
     lengths = frame.group_by("id", maintain_order=True).len()["len"].to_numpy().astype(np.int64)
-    source = ShapeSource(str(store), len(lengths), len(values), clipped, int(skipped))
+    source = ShapeSource(str(store.path), len(lengths), len(values), clipped, int(skipped))
     return values, lengths, source
 
 
-def _check_fractions(store: Path, frame: pl.DataFrame) -> None:
+def _check_fractions(store: Store, frame: pl.DataFrame) -> None:
     """Raise on the first null, NaN or negative fraction, naming the series and time."""
     for r in RESOURCES:
         bad = frame.filter(pl.col(r).is_null() | pl.col(r).is_nan() | (pl.col(r) < 0))
         if len(bad):
             row = bad.row(0, named=True)
             raise TraceError(
-                store / USAGE_FILE,
+                store.path / USAGE_FILE,
                 f"{r} usage of {row['id']!r} at time {row['time']} gives fraction {row[r]} "
                 f"({len(bad)} such rows); shapes need known, non-negative usage",
             )
 
 
-def _check_period(store: Path, frame: pl.DataFrame, period: float) -> None:
+def _check_period(store: Store, frame: pl.DataFrame, period: float) -> None:
     """Refuse a store whose median step within series is not ``period`` seconds."""
     steps = frame.select(
         pl.col("time").diff().filter(pl.col("id") == pl.col("id").shift(1)).alias("step")
     )["step"]
     steps = steps.filter(steps > 0)
     if not len(steps):
-        raise TraceError(store / USAGE_FILE, "no series has two samples; cannot tell its period")
+        raise TraceError(
+            store.path / USAGE_FILE, "no series has two samples; cannot tell its period"
+        )
     step = float(steps.median())
     if abs(step - period) > PERIOD_TOLERANCE * period:
         raise TraceError(
-            store / USAGE_FILE,
+            store.path / USAGE_FILE,
             f"samples are {step:g} s apart but shapes need {period:g} s; "
             "resample the store or ask for that period",
         )
