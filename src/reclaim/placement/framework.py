@@ -170,18 +170,18 @@ class Placer:
             if len(order) == 0:
                 break
             if self.monotone:
-                # Fill hosts best-first: a monotone score keeps the filled host on top until full.
+                # Fill hosts best-first: a monotone score keeps the filled host on top until full,
+                # so one ranking places the whole run (or fills every feasible host).
                 per_host = _copies_that_fit(free[order], req)
                 take = np.minimum(per_host, np.maximum(count - placed - _prefix(per_host), 0))
                 chosen = np.repeat(order, take).astype(np.int32)
                 free[order] -= take[:, None] * req[None, :].astype(np.float64)
-                if len(chosen) == 0:
-                    break
-            else:
-                chosen = order[:1].astype(np.int32)
-                free[chosen[0]] -= req
+                out.append(chosen)
+                break
+            chosen = order[:1].astype(np.int32)
+            free[chosen[0]] -= req
             out.append(chosen)
-            placed += len(chosen)
+            placed += 1
         return np.concatenate(out) if out else np.empty(0, np.int32)
 
 
