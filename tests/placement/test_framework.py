@@ -89,3 +89,26 @@ def test_filling_a_monotone_score_equals_binding_one_at_a_time(free_rows, reques
     assert a.tolist() == b.tolist()
     assert np.allclose(fast, slow)
     assert np.all(fast >= -1e-6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 16), st.integers(0, 64), st.booleans()), min_size=1, max_size=6),
+    st.lists(
+        st.tuples(st.sampled_from([0.5, 1, 2, 3]), st.sampled_from([1, 2, 8])), min_size=1, max_size=30
+    ),
+    st.sampled_from(["best-fit", "first-fit"]),
+    st.booleans(),
+)
+def test_compiled_binding_equals_the_reference_framework(hosts, requests, name, all_or_nothing):
+    free = np.array([h[:2] for h in hosts], np.float64)
+    up = np.array([h[2] for h in hosts])
+    cap = np.full_like(free, 64.0)
+    req = np.array(requests, np.float32)  # unsorted: runs of one, as well as longer runs
+    compiled, reference = build_placer(name), build_placer(name)
+    reference.compiled = False
+    fast, slow = free.copy(), free.copy()
+    a = compiled.place(cap, fast, up, req, all_or_nothing)
+    b = reference.place(cap, slow, up, req, all_or_nothing)
+    assert a.tolist() == b.tolist()
+    assert np.allclose(fast, slow)

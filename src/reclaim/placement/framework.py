@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from reclaim import registry
 from reclaim.errors import ReclaimError
+from reclaim.placement._kernels import fill_run
 
 #: Allocations are sums of float32 requests; a host fits when short by less than this.
 FIT_TOLERANCE = 1e-6
@@ -40,12 +41,20 @@ class PlacementPlugin(Protocol):
     with a run of identical workloads in one step instead of rescoring after each bind."""
 
     monotone: bool
+    # Optional: a numba.njit ``kernel(capacity, free, req (R,), out (H,))`` writing the raw scores of
+    # one request; a placer of one monotone plugin with a kernel then binds in compiled code.
+    kernel: object
 
     def filter(self, state: CycleState) -> NDArray[np.bool_] | None: ...  # (B,H) or None
 
     def score(self, state: CycleState, feasible: NDArray[np.bool_]) -> NDArray | None: ...
 
     def normalize(self, raw: NDArray, feasible: NDArray[np.bool_]) -> NDArray[np.float64]: ...
+
+
+def no_filter(self, state: CycleState) -> None:
+    """A plugin that only scores uses this as its ``filter``."""
+    return None
 
 
 def fits(state: CycleState) -> NDArray[np.bool_]:
@@ -85,6 +94,7 @@ class Placer:
             raise ReclaimError(f"combine must be weighted or lexicographic, not {combine!r}")
         self.plugins = plugins
         self.combine = combine
+        self.compiled = True  # tests switch it off to compare with the reference path
 
     @classmethod
     def from_config(cls, entries: list[dict], combine: str = "weighted") -> Placer:
@@ -101,6 +111,15 @@ class Placer:
     @property
     def monotone(self) -> bool:
         return all(p.plugin.monotone for p in self.plugins)
+
+    @property
+    def _kernel(self):
+        """The single plugin's score kernel when compiled binding gives the same result."""
+        if len(self.plugins) != 1 or not self.monotone or self.plugins[0].weight <= 0:
+            return None
+        plugin = self.plugins[0].plugin
+        has_filter = type(plugin).filter is not no_filter
+        return None if has_filter else getattr(plugin, "kernel", None)
 
     def rank(self, state: CycleState) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
         """Feasibility (B, H) and preference levels (L, B, H) in [0, 100], higher is better.
@@ -147,17 +166,25 @@ class Placer:
         """
         n = len(request)
         hosts = np.full(n, -1, np.int32)
+        if n == 0:
+            return hosts
         before = free.copy() if all_or_nothing else None
-        i = 0
-        while i < n:
-            j = _run_end(request, i)
-            placed = self._place_run(capacity, free, up, request[i], j - i)
+        kernel = self._kernel if self.compiled else None
+        starts = np.flatnonzero(np.any(request[1:] != request[:-1], axis=1)) + 1
+        for i, j in zip(np.r_[0, starts], np.r_[starts, n], strict=True):
+            if kernel is None:
+                placed = self._place_run(capacity, free, up, request[i], j - i)
+            else:
+                req = request[i].astype(np.float64)
+                raw = np.empty(len(free))
+                kernel(capacity, free, req, raw)
+                placed = fill_run(free, up, req, raw, j - i)
+                placed = placed[placed >= 0]
             hosts[i : i + len(placed)] = placed
             if len(placed) < j - i and all_or_nothing:
                 free[:] = before
                 hosts[:] = -1
                 return hosts
-            i = j
         return hosts
 
     def _place_run(self, capacity, free, up, req, count: int) -> NDArray[np.int32]:
@@ -183,13 +210,6 @@ class Placer:
             out.append(chosen)
             placed += 1
         return np.concatenate(out) if out else np.empty(0, np.int32)
-
-
-def _run_end(request: NDArray, i: int) -> int:
-    """End of the run of rows equal to ``request[i]`` starting at ``i``."""
-    same = np.all(request[i:] == request[i], axis=1)
-    stop = np.flatnonzero(~same)
-    return i + (int(stop[0]) if len(stop) else len(same))
 
 
 def _copies_that_fit(free: NDArray[np.float64], req: NDArray) -> NDArray[np.int64]:

@@ -6,16 +6,30 @@ largest share of for, measured against the largest host's capacity of each resou
 
 from __future__ import annotations
 
-from reclaim.placement.framework import CycleState, min_max_normalize
+import numba
+
+from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
+
+
+@numba.njit(cache=True)
+def best_fit_kernel(capacity, free, req, out):
+    """Compiled :meth:`BestFit.score` for one request (R,): writes (H,) raw scores to ``out``."""
+    dominant, share = 0, -1.0
+    for r in range(len(req)):
+        s = req[r] / capacity[:, r].max()
+        if s > share:
+            dominant, share = r, s
+    for h in range(free.shape[0]):
+        out[h] = -free[h, dominant]
 
 
 @register("placement", "best-fit")
 class BestFit:
     monotone = True  # adding load lowers free capacity, which only raises the score
+    kernel = staticmethod(best_fit_kernel)
 
-    def filter(self, state: CycleState):
-        return None
+    filter = no_filter
 
     def score(self, state: CycleState, feasible):
         """(B, H) minus the host's free capacity of each item's dominant resource."""

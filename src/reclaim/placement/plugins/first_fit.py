@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from reclaim.placement.framework import CycleState, min_max_normalize
+from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
+
+
+@numba.njit(cache=True)
+def first_fit_kernel(capacity, free, req, out):
+    """Compiled :meth:`FirstFit.score` for one request: (H,) raw scores into ``out``."""
+    for h in range(free.shape[0]):
+        out[h] = -h
 
 
 @register("placement", "first-fit")
 class FirstFit:
     monotone = True  # the score ignores load entirely
+    kernel = staticmethod(first_fit_kernel)
 
-    def filter(self, state: CycleState):
-        return None
+    filter = no_filter
 
     def score(self, state: CycleState, feasible):
         """(B, H) minus the host index."""
