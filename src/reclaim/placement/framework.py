@@ -170,8 +170,8 @@ class Placer:
             return hosts
         before = free.copy() if all_or_nothing else None
         kernel = self._kernel if self.compiled else None
-        starts = np.flatnonzero(np.any(request[1:] != request[:-1], axis=1)) + 1
-        for i, j in zip(np.r_[0, starts], np.r_[starts, n], strict=True):
+        cuts = (np.flatnonzero(np.any(request[1:] != request[:-1], axis=1)) + 1).tolist()
+        for i, j in zip([0, *cuts], [*cuts, n], strict=True):
             if kernel is None:
                 placed = self._place_run(capacity, free, up, request[i], j - i)
             else:

@@ -196,7 +196,11 @@ class Simulator:
         if len(rows) == 0:
             return
         self.comp_state[self.wt.component[rows]] = Status.DONE
-        apps, counts = np.unique(self.wt.app[rows], return_counts=True)
+        owner = self.wt.app[rows]
+        if owner[0] == owner[-1] and np.all(owner == owner[0]):  # the usual case: one application
+            apps, counts = owner[:1], np.array([len(rows)])
+        else:
+            apps, counts = np.unique(owner, return_counts=True)
         self._release(rows)
         self.app_done[apps] += counts
         finished = apps[self.app_done[apps] == self.app_size[apps]]
@@ -276,7 +280,7 @@ class Simulator:
             self.app_start[app] = t
             if np.isnan(self.app_first_start[app]):
                 self.app_first_start[app] = t
-            self._start(core, where, t)
+            self._start(app, core, where, t)
             self.next_elastic[app] = cp[app] + self.n_core[app]
             if self.next_elastic[app] < cp[app + 1]:
                 self.elastic_waiting.add(app)
@@ -297,7 +301,7 @@ class Simulator:
         waiting = np.concatenate([returned, fresh])
         where = self.placer.place(self.hosts.capacity, free, self.hosts.up, wl.request[waiting])
         placed = where >= 0
-        self._start(waiting[placed], where[placed], t)
+        self._start(app, waiting[placed], where[placed], t)
         still = returned[~placed[: len(returned)]].tolist()
         placed_fresh = placed[len(returned) :]
         if placed_fresh.any():
@@ -328,7 +332,7 @@ class Simulator:
         del self._free_rows[-n:]
         return np.asarray(rows, np.int64)
 
-    def _start(self, comps: NDArray[np.int64], hosts: NDArray[np.int32], t: float) -> None:
+    def _start(self, app: int, comps: NDArray[np.int64], hosts: NDArray[np.int32], t: float) -> None:
         if len(comps) == 0:
             return
         wl = self.workload
@@ -336,7 +340,7 @@ class Simulator:
         wt = self.wt
         request = wl.request[comps]
         wt.component[rows] = comps
-        wt.app[rows] = np.searchsorted(wl.comp_indptr, comps, side="right") - 1
+        wt.app[rows] = app
         wt.host[rows] = hosts
         wt.request[rows] = request
         wt.limit[rows] = request
@@ -452,6 +456,9 @@ class Simulator:
         return GroupedArray(data * self.wt.request[rows[owner]], indptr)
 
     def _add_allocation(self, hosts: NDArray[np.int32], amount: NDArray, sign: int) -> None:
+        if len(hosts) < 64:  # small batches: one scatter-add beats R bincounts over every host
+            np.add.at(self.hosts.allocated, hosts, sign * amount.astype(np.float64))
+            return
         n = len(self.hosts)
         for r in range(R):
             self.hosts.allocated[:, r] += sign * np.bincount(hosts, amount[:, r], minlength=n)
