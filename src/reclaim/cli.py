@@ -55,6 +55,9 @@ def simulate(
         float | None, typer.Option(help="Stop the simulation at this day.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the workload sampler.")] = 0,
+    elastic_share: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of applications that are elastic.")
+    ] = 0.6,
     controller: Annotated[str, typer.Option(help="Shaping controller by name.")] = "reservation",
     placement: Annotated[
         str,
@@ -68,15 +71,20 @@ def simulate(
     ] = Path("results/simulate"),
 ) -> None:
     """Simulate a workload sampled from real traces on a cluster and print the summary."""
-    from reclaim.report.console import SimProgress, summary_table
+    from reclaim.report.console import SimProgress, summary_table, workload_table
+    from reclaim.report.plots import plot_timeline
     from reclaim.sim.run import RunSettings
     from reclaim.sim.run import simulate as run_simulation
+    from reclaim.state.tables import HostTable
     from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
+    capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
     default_jobs, default_shapes = default_stores()
     days = arrival_days if arrival_days is not None else 90.0 * apps / 150_000
-    spec = WorkloadSpec(n_apps=apps, seed=seed, horizon=days * 86400.0)
+    spec = WorkloadSpec(n_apps=apps, seed=seed, horizon=days * 86400.0, elastic_share=elastic_share)
     workload, report = build_workload(spec, jobs or default_jobs, shapes or default_shapes)
+    out = Console()
+    out.print(workload_table(report, capacity))
     settings = RunSettings(
         hosts=hosts,
         controller=controller,
@@ -88,10 +96,10 @@ def simulate(
             workload, settings, on_tick=progress, extra={"workload": vars(spec)}
         )
     result.write(output)
-    out = Console()
     title = f"{controller} / {placement} on {hosts}: {apps:,} applications, seed {seed}"
+    plot_timeline(result.timeline, capacity, output / "timeline.png", title)
     out.print(summary_table(result, title))
-    out.print(f"results: {output}/apps.parquet, timeline.parquet, summary.json")
+    out.print(f"results: {output}/apps.parquet, timeline.parquet, summary.json, timeline.png")
 
 
 def main() -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+from numpy.typing import NDArray
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
+from reclaim.workload.builder import BuildReport
 
 
 class SimProgress:
@@ -100,4 +103,27 @@ def summary_table(result: SimResult, title: str) -> Table:
     st = result.stats
     rate = st.component_ticks / st.wall_s if st.wall_s else 0.0
     table.add_row("wall time", f"{st.wall_s:.1f} s ({rate:,.0f} component-ticks/s)")
+    return table
+
+
+def workload_table(report: BuildReport, capacity: NDArray[np.float64]) -> Table:
+    """What the sampled workload holds and what building it dropped or changed, with the
+    offered load (requested resource-time over capacity-time across the arrival span)."""
+    table = Table(title="workload", show_header=False, title_justify="left")
+    table.add_column("item", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("applications / components", f"{report.n_apps:,} / {report.n_components:,}")
+    table.add_row("elastic applications", f"{report.elastic_apps:,}")
+    excluded = ", ".join(f"{k} {v:,}" for k, v in report.jobs_excluded.items() if v) or "none"
+    table.add_row("trace jobs used", f"{report.jobs_used:,} of {report.jobs_total:,}")
+    table.add_row("jobs excluded", excluded)
+    table.add_row("arrival span", _duration(report.arrival_span))
+    if report.arrival_span > 0:
+        total = capacity.sum(axis=0) * report.arrival_span
+        offered = (report.offered_core_seconds / total[0], report.offered_gib_seconds / total[1])
+        table.add_row("offered load CPU / memory", f"{offered[0]:.0%} / {offered[1]:.0%}")
+    clipped = " / ".join(f"{share:.2%}" for share in report.clipped_share)
+    table.add_row("usage samples clipped to request (CPU / mem)", clipped)
+    if report.components_truncated:
+        table.add_row("components truncated", f"{report.components_truncated:,}")
     return table
