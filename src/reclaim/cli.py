@@ -11,7 +11,12 @@ from rich.console import Console
 
 from reclaim.errors import ReclaimError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Simulate and compare cluster resource-shaping and placement policies on real traces.",
+)
 traces_app = typer.Typer(no_args_is_help=True, help="Read real traces into the canonical store.")
 app.add_typer(traces_app, name="traces")
 console = Console(stderr=True)
@@ -19,14 +24,19 @@ console = Console(stderr=True)
 
 @traces_app.command("import")
 def traces_import(
-    fmt: Annotated[str, typer.Argument(help="Trace format, e.g. bitbrains, alibaba2017.")],
+    fmt: Annotated[
+        str,
+        typer.Argument(
+            help="Trace format: bitbrains, alibaba2017, alibaba2018, azure2019, google2011-derived."
+        ),
+    ],
     src: Annotated[Path, typer.Argument(help="Trace folder or file.")],
     out: Annotated[Path, typer.Option("-o", "--output", help="Store directory to write.")],
 ) -> None:
     """Import a trace into a canonical Parquet store and print what was kept and filtered."""
     from reclaim.traces.importer import import_trace, print_report
 
-    print_report(import_trace(fmt, src, out), console)
+    print_report(import_trace(fmt, src, out), Console())
 
 
 @app.command()
@@ -103,13 +113,18 @@ def simulate(
 
 
 def main() -> None:
-    """Entry point: user errors become one line on stderr and a non-zero exit, no traceback."""
+    """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
+
+    Typer handles bad options itself (usage message, exit 2); our own errors are ReclaimError.
+    """
     try:
-        app(standalone_mode=False)
+        app()
     except ReclaimError as err:
         console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
-    except (typer.Exit, SystemExit) as done:
-        sys.exit(getattr(done, "exit_code", getattr(done, "code", 0)) or 0)
-    except typer.Abort:
-        sys.exit(130)
+    except typer.TyperException as err:  # typer's own usage errors (missing option, no args)
+        if hasattr(err, "show"):
+            err.show()
+        else:
+            console.print(f"[bold red]error:[/] {err.format_message()}", highlight=False)
+        sys.exit(err.exit_code)
