@@ -122,9 +122,3 @@ def main() -> None:
     except ReclaimError as err:
         console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
-    except typer.TyperException as err:  # typer's own usage errors (missing option, no args)
-        if hasattr(err, "show"):
-            err.show()
-        else:
-            console.print(f"[bold red]error:[/] {err.format_message()}", highlight=False)
-        sys.exit(err.exit_code)

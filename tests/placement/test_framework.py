@@ -93,9 +93,13 @@ def test_filling_a_monotone_score_equals_binding_one_at_a_time(free_rows, reques
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 16), st.integers(0, 64), st.booleans()), min_size=1, max_size=6),
     st.lists(
-        st.tuples(st.sampled_from([0.5, 1, 2, 3]), st.sampled_from([1, 2, 8])), min_size=1, max_size=30
+        st.tuples(st.integers(0, 16), st.integers(0, 64), st.booleans()), min_size=1, max_size=6
+    ),
+    st.lists(
+        st.tuples(st.sampled_from([0.5, 1, 2, 3]), st.sampled_from([1, 2, 8])),
+        min_size=1,
+        max_size=30,
     ),
     st.sampled_from(["best-fit", "first-fit"]),
     st.booleans(),

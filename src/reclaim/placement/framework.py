@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from reclaim import registry
 from reclaim.errors import ReclaimError
-from reclaim.placement._kernels import fill_run
+from reclaim.placement._kernels import fill_run, run_starts
 
 #: Allocations are sums of float32 requests; a host fits when short by less than this.
 FIT_TOLERANCE = 1e-6
@@ -115,11 +115,16 @@ class Placer:
     @property
     def _kernel(self):
         """The single plugin's score kernel when compiled binding gives the same result."""
-        if len(self.plugins) != 1 or not self.monotone or self.plugins[0].weight <= 0:
+        if len(self.plugins) != 1:
             return None
         plugin = self.plugins[0].plugin
-        has_filter = type(plugin).filter is not no_filter
-        return None if has_filter else getattr(plugin, "kernel", None)
+        if (
+            not plugin.monotone
+            or self.plugins[0].weight <= 0
+            or type(plugin).filter is not no_filter
+        ):
+            return None
+        return getattr(plugin, "kernel", None)
 
     def rank(self, state: CycleState) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
         """Feasibility (B, H) and preference levels (L, B, H) in [0, 100], higher is better.
@@ -165,23 +170,24 @@ class Placer:
         either placed whole or not at all (``free`` then unchanged, all -1).
         """
         n = len(request)
-        hosts = np.full(n, -1, np.int32)
+        hosts = np.empty(n, np.int32)
+        hosts[:] = -1  # np.full costs more than this for the small batches of the simulator
         if n == 0:
             return hosts
         before = free.copy() if all_or_nothing else None
         kernel = self._kernel if self.compiled else None
-        cuts = (np.flatnonzero(np.any(request[1:] != request[:-1], axis=1)) + 1).tolist()
-        for i, j in zip([0, *cuts], [*cuts, n], strict=True):
+        if kernel is not None:
+            request64, raw = request.astype(np.float64), np.empty(len(free))
+        starts = run_starts(request).tolist()
+        for i, j in zip(starts[:-1], starts[1:], strict=True):
             if kernel is None:
                 placed = self._place_run(capacity, free, up, request[i], j - i)
+                hosts[i : i + len(placed)] = placed
+                n_placed = len(placed)
             else:
-                req = request[i].astype(np.float64)
-                raw = np.empty(len(free))
-                kernel(capacity, free, req, raw)
-                placed = fill_run(free, up, req, raw, j - i)
-                placed = placed[placed >= 0]
-            hosts[i : i + len(placed)] = placed
-            if len(placed) < j - i and all_or_nothing:
+                kernel(capacity, free, request64[i], raw)
+                n_placed = fill_run(free, up, request64[i], raw, hosts[i:j])
+            if n_placed < j - i and all_or_nothing:
                 free[:] = before
                 hosts[:] = -1
                 return hosts

@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from reclaim.placement.framework import Placer
 from reclaim.shaping.base import Controller
+from reclaim.sim import _kernels
 from reclaim.sim.engine import Engine
 from reclaim.sim.view import SimView
 from reclaim.state.grouped import GroupedArray
@@ -130,7 +131,9 @@ class Simulator:
         self._remaining = np.zeros(1024)
         self._since = np.zeros(1024)
         self._rate = np.ones(1024)
-        self._free_rows = list(range(1023, -1, -1))
+        # Free rows as a stack, ``_free_rows[:_free_top]``, popped and pushed at the top.
+        self._free_rows = np.arange(1023, -1, -1, dtype=np.int64)
+        self._free_top = 1024
         self._epoch = np.zeros(1024, np.int64)
         # Per row: where its usage shape starts in shapes.data, its length and start offset;
         # cached at start so that every tick reads small row arrays, not the (C,) component ones.
@@ -138,6 +141,7 @@ class Simulator:
         self._shape_len = np.ones(1024, np.int64)
         self._shape_offset = np.zeros(1024, np.int64)
         self._batches: dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+        self._free_buf = np.empty_like(self.hosts.capacity)
         self._arrived = 0
         self.finished = 0  # applications done or rejected
         self._batch_id = 0
@@ -191,22 +195,29 @@ class Simulator:
         self.stats.events += 1
         self.now = t
         rows, epoch = self._batches.pop(batch)
-        # A row's completion is stale once its rate was set again (or the row was reused).
-        rows = rows[(self.wt.host[rows] >= 0) & (self._epoch[rows] == epoch)]
-        if len(rows) == 0:
+        wt = self.wt
+        n, self._free_top, finished = _kernels.complete(
+            rows,
+            epoch,
+            self._epoch,
+            wt.host,
+            wt.app,
+            wt.component,
+            wt.limit,
+            self.hosts.allocated,
+            self._free_rows,
+            self._free_top,
+            self.comp_state,
+            self.app_done,
+            self.app_size,
+        )
+        if n == 0:
             return
-        self.comp_state[self.wt.component[rows]] = Status.DONE
-        owner = self.wt.app[rows]
-        if owner[0] == owner[-1] and np.all(owner == owner[0]):  # the usual case: one application
-            apps, counts = owner[:1], np.array([len(rows)])
-        else:
-            apps, counts = np.unique(owner, return_counts=True)
-        self._release(rows)
-        self.app_done[apps] += counts
-        finished = apps[self.app_done[apps] == self.app_size[apps]]
-        self.app_state[finished] = DONE
-        self.app_end[finished] = t
-        self.finished += len(finished)
+        self._dirty = True
+        if len(finished):
+            self.app_state[finished] = DONE
+            self.app_end[finished] = t
+            self.finished += len(finished)
         self._schedule(t)
 
     def _on_tick(self, t: float, _: int) -> None:
@@ -233,7 +244,10 @@ class Simulator:
         used = demand.copy()
         used[:, CPU] = np.minimum(demand[:, CPU], limit[:, CPU])
         self.wt.used[rows] = used
-        self._recount_hosts(rows, used)
+        # Recomputed from scratch at each tick, so that incremental sums cannot drift.
+        _kernels.recount(
+            rows, self.wt.host, self.wt.limit, self.wt.used, self.hosts.allocated, self.hosts.used
+        )
         self._timeline.append(
             np.concatenate(
                 [
@@ -256,19 +270,22 @@ class Simulator:
         if not self._dirty:
             return
         self._dirty = False
-        free = self.hosts.free
+        hosts = self.hosts
+        free = _kernels.free_capacity(hosts.capacity, hosts.allocated, hosts.up, self._free_buf)
         for app in sorted(self.elastic_waiting):
             self._place_elastic(app, free, t)
         queue, wl, cp = self.queue, self.workload, self.workload.comp_indptr
         while queue:
             app = queue[0]
-            if np.any(self.core_total[app] > free.sum(0) + 1e-6):
+            if not _kernels.total_covers(free, self.core_total[app]):
                 break
-            core = np.arange(cp[app], cp[app] + self.n_core[app])
-            where = self.placer.place(
-                self.hosts.capacity, free, self.hosts.up, wl.request[core], all_or_nothing=True
-            )
-            if len(core) and where[0] < 0:
+            first, stop = int(cp[app]), int(cp[app] + self.n_core[app])
+            request = wl.request[first:stop]  # core components come first: a view, not a copy
+            if _kernels.may_fit(free, hosts.up, request):
+                where = self.placer.place(hosts.capacity, free, hosts.up, request, True)
+            else:  # hopeless; most attempts are, and asking the placer costs more
+                where = np.full(stop - first, -1, np.int32)
+            if stop > first and where[0] < 0:
                 if self._cluster_empty():
                     # The placer cannot fit it on an empty cluster: it never will.
                     heapq.heappop(queue)
@@ -280,88 +297,109 @@ class Simulator:
             self.app_start[app] = t
             if np.isnan(self.app_first_start[app]):
                 self.app_first_start[app] = t
-            self._start(app, core, where, t)
-            self.next_elastic[app] = cp[app] + self.n_core[app]
-            if self.next_elastic[app] < cp[app + 1]:
+            self._start(app, np.arange(first, stop), where, 0, t)
+            self.next_elastic[app] = stop
+            if stop < cp[app + 1]:
                 self.elastic_waiting.add(app)
                 self._place_elastic(app, free, t)
 
     def _place_elastic(self, app: int, free: NDArray[np.float64], t: float) -> None:
         """Place as many of ``app``'s waiting elastic components as fit into ``free``."""
-        if not np.any(np.all(free + 1e-6 >= self.min_elastic[app], axis=1)):
-            return
-        wl, end = self.workload, self.workload.comp_indptr[app + 1]
-        # No more can fit than the free capacity holds copies of the smallest request.
+        wl, end = self.workload, int(self.workload.comp_indptr[app + 1])
         first = int(self.next_elastic[app])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            most = np.floor(free.sum(0) / self.min_elastic[app]).min()
-        stop = end if not np.isfinite(most) else min(end, first + int(most) + 1)
-        returned = np.asarray(self.returned.pop(app, []), np.int64)
+        stop = _kernels.elastic_stop(free, self.min_elastic[app], first, end)
+        if stop < 0:
+            return
         fresh = np.arange(first, stop, dtype=np.int64)
-        waiting = np.concatenate([returned, fresh])
-        where = self.placer.place(self.hosts.capacity, free, self.hosts.up, wl.request[waiting])
-        placed = where >= 0
-        self._start(app, waiting[placed], where[placed], t)
-        still = returned[~placed[: len(returned)]].tolist()
-        placed_fresh = placed[len(returned) :]
-        if placed_fresh.any():
-            # Fresh components are taken in order; any skipped before the last placed one wait
-            # with the returned ones, and the next pass resumes after the last placed.
-            last = int(np.flatnonzero(placed_fresh)[-1])
-            still += fresh[:last][~placed_fresh[:last]].tolist()
-            self.next_elastic[app] = fresh[last] + 1
-        if still:
-            self.returned[app] = still
+        returned = self.returned.pop(app, None)
+        if returned is None:  # the usual case; a slice of the requests is a view, not a copy
+            waiting, n_returned, request = fresh, 0, wl.request[first:stop]
+        else:
+            waiting, n_returned = np.concatenate([returned, fresh]), len(returned)
+            request = wl.request[waiting]
+        where = self.placer.place(self.hosts.capacity, free, self.hosts.up, request)
+        still, after = self._start(app, waiting, where, n_returned, t)
+        if after >= 0:  # the next pass resumes after the last fresh component placed
+            self.next_elastic[app] = after
+        if len(still):
+            self.returned[app] = still.tolist()
         if self.next_elastic[app] >= end and app not in self.returned:
             self.elastic_waiting.discard(app)
 
     # ------------------------------------------------------------------ component life
-    def _acquire(self, n: int) -> NDArray[np.int64]:
-        """``n`` free workload-table rows, growing the table (doubling) when it runs out."""
-        if len(self._free_rows) < n:
-            old = len(self.wt)
-            size = max(2 * old, old + n)
-            self.wt = self.wt.grown(size)
-            for name in _ROW_ARRAYS:
-                arr = getattr(self, name)
-                grown = np.zeros(size, arr.dtype)
-                grown[:old] = arr
-                setattr(self, name, grown)
-            self._free_rows.extend(range(size - 1, old - 1, -1))
-        rows = self._free_rows[-n:]
-        del self._free_rows[-n:]
-        return np.asarray(rows, np.int64)
+    def _grow(self, n: int) -> None:
+        """Grow the workload table (doubling) so that at least ``n`` of its rows are free."""
+        old, top = len(self.wt), self._free_top
+        size = max(2 * old, old + n)
+        self.wt = self.wt.grown(size)
+        for name in _ROW_ARRAYS:
+            arr = getattr(self, name)
+            grown = np.zeros(size, arr.dtype)
+            grown[:old] = arr
+            setattr(self, name, grown)
+        stack = np.empty(size, np.int64)
+        stack[:top] = self._free_rows[:top]
+        stack[top : top + size - old] = np.arange(size - 1, old - 1, -1)
+        self._free_rows, self._free_top = stack, top + size - old
 
-    def _start(self, app: int, comps: NDArray[np.int64], hosts: NDArray[np.int32], t: float) -> None:
-        if len(comps) == 0:
-            return
+    def _start(
+        self,
+        app: int,
+        comps: NDArray[np.int64],
+        where: NDArray[np.int32],
+        n_returned: int,
+        t: float,
+    ) -> tuple[NDArray[np.int64], int]:
+        """Start those of ``app``'s components ``comps`` that were placed (``where`` >= 0); returns
+        which of them still wait and where fresh ones resume (see ``_kernels.elastic_outcome``)."""
         wl = self.workload
-        rows = self._acquire(len(comps))
-        wt = self.wt
-        request = wl.request[comps]
-        wt.component[rows] = comps
-        wt.app[rows] = app
-        wt.host[rows] = hosts
-        wt.request[rows] = request
-        wt.limit[rows] = request
-        wt.core[rows] = wl.core[comps]
-        wt.start[rows] = t
-        self._remaining[rows] = wl.work[comps]
-        self._since[rows] = t
-        shape = wl.shape[comps]
-        self._shape_base[rows] = wl.shapes.indptr[shape]
-        self._shape_len[rows] = wl.shapes.indptr[shape + 1] - self._shape_base[rows]
-        self._shape_offset[rows] = wl.shape_offset[comps]
-        self.comp_state[comps] = Status.RUNNING
-        self._add_allocation(hosts, request, +1)
-        demand = self._demand(rows, t)
-        self._set_rates(rows, demand[:, CPU], request[:, CPU], t)
+        while True:
+            wt = self.wt
+            top, still, after, *completions = _kernels.start(
+                self._free_rows,
+                self._free_top,
+                comps,
+                where,
+                n_returned,
+                app,
+                t,
+                wl.request,
+                wl.work,
+                wl.core,
+                wl.shape,
+                wl.shape_offset,
+                wl.shapes.indptr,
+                wl.shapes.data,
+                wt.component,
+                wt.app,
+                wt.host,
+                wt.request,
+                wt.limit,
+                wt.core,
+                wt.start,
+                self._remaining,
+                self._since,
+                self._shape_base,
+                self._shape_len,
+                self._shape_offset,
+                self.comp_state,
+                self.hosts.allocated,
+                self.period,
+                self._rate,
+                self._epoch,
+            )
+            if top >= 0:
+                break
+            self._grow(int(np.count_nonzero(where >= 0)))  # too few free rows: grow, retry
+        self._free_top = top
+        self._schedule_completions(*completions)
+        return still, after
 
     def _release(self, rows: NDArray[np.int64]) -> None:
-        self._add_allocation(self.wt.host[rows], self.wt.limit[rows], -1)
-        self.wt.host[rows] = -1
-        self.wt.app[rows] = -1
-        self._free_rows.extend(rows.tolist())
+        wt = self.wt
+        self._free_top = _kernels.release(
+            rows, wt.host, wt.app, wt.limit, self.hosts.allocated, self._free_rows, self._free_top
+        )
         self._dirty = True
 
     def _kill(self, rows: NDArray[np.int64], reason: Status, t: float) -> None:
@@ -410,29 +448,30 @@ class Simulator:
     # ------------------------------------------------------------------ progress and usage
     def _advance(self, rows: NDArray[np.int64], t: float) -> None:
         """Account the work done by ``rows`` since they were last accounted."""
-        done = self._rate[rows] * (t - self._since[rows])
-        self._remaining[rows] = np.maximum(self._remaining[rows] - done, 0.0)
-        self._since[rows] = t
+        _kernels.advance(rows, t, self._remaining, self._since, self._rate)
 
     def _set_rates(self, rows, demand_cpu, limit_cpu, t: float) -> None:
         """Throttled progress rates from now on, and completion events before the next tick."""
-        throttled = demand_cpu > limit_cpu
-        rate = np.divide(limit_cpu, demand_cpu, out=np.ones(len(rows)), where=throttled)
-        with np.errstate(divide="ignore"):  # a component allocated no CPU never finishes
-            finish = t + self._remaining[rows] / rate
-        self._rate[rows] = rate
-        self._epoch[rows] += 1
-        next_tick = (np.floor(t / self.period) + 1) * self.period
-        soon = finish < next_tick
-        if not soon.any():
-            return
-        rows, finish = rows[soon], finish[soon]
-        order = np.argsort(finish, kind="stable")
-        rows, finish = rows[order], finish[order]
-        times, first = np.unique(finish, return_index=True)
-        for when, group in zip(times, np.split(rows, first[1:]), strict=True):
-            self._batches[self._batch_id] = (group, self._epoch[group])
-            self.engine.schedule(float(when), _PRIORITY[COMPLETE], COMPLETE, self._batch_id)
+        self._schedule_completions(
+            *_kernels.set_rates(
+                rows,
+                demand_cpu,
+                limit_cpu,
+                t,
+                self.period,
+                self._remaining,
+                self._rate,
+                self._epoch,
+            )
+        )
+
+    def _schedule_completions(self, rows, epochs, finish, starts) -> None:
+        """One completion event per group of rows finishing together (see ``_kernels.set_rates``)."""
+        schedule, batches = self.engine.schedule, self._batches
+        starts = starts.tolist()
+        for i, j in zip(starts[:-1], starts[1:], strict=True):
+            batches[self._batch_id] = (rows[i:j], epochs[i:j])
+            schedule(float(finish[i]), _PRIORITY[COMPLETE], COMPLETE, self._batch_id)
             self._batch_id += 1
 
     def _sample_rows(self, rows: NDArray[np.int64], lag: NDArray[np.int64] | int) -> NDArray:
@@ -442,8 +481,18 @@ class Simulator:
 
     def _demand(self, rows: NDArray[np.int64], t: float) -> NDArray[np.float32]:
         """(n, R) float32 cores and GiB each row asks for during the interval starting at ``t``."""
-        lag = ((t - self.wt.start[rows]) // self.period).astype(np.int64)
-        return self.workload.shapes.data[self._sample_rows(rows, lag)] * self.wt.request[rows]
+        wt = self.wt
+        return _kernels.demand(
+            rows,
+            t,
+            self.period,
+            wt.start,
+            wt.request,
+            self._shape_base,
+            self._shape_len,
+            self._shape_offset,
+            self.workload.shapes.data,
+        )
 
     def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
         """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""
@@ -454,21 +503,6 @@ class Simulator:
         lag = lag_now[owner] - lengths[owner] + (np.arange(indptr[-1]) - indptr[:-1][owner])
         data = self.workload.shapes.data[self._sample_rows(rows[owner], lag)]
         return GroupedArray(data * self.wt.request[rows[owner]], indptr)
-
-    def _add_allocation(self, hosts: NDArray[np.int32], amount: NDArray, sign: int) -> None:
-        if len(hosts) < 64:  # small batches: one scatter-add beats R bincounts over every host
-            np.add.at(self.hosts.allocated, hosts, sign * amount.astype(np.float64))
-            return
-        n = len(self.hosts)
-        for r in range(R):
-            self.hosts.allocated[:, r] += sign * np.bincount(hosts, amount[:, r], minlength=n)
-
-    def _recount_hosts(self, rows: NDArray[np.int64], used: NDArray[np.float32]) -> None:
-        """Recompute host totals from scratch at each tick, so incremental sums cannot drift."""
-        n, host = len(self.hosts), self.wt.host[rows]
-        for r in range(R):
-            self.hosts.allocated[:, r] = np.bincount(host, self.wt.limit[rows, r], minlength=n)
-            self.hosts.used[:, r] = np.bincount(host, used[:, r], minlength=n)
 
     # ------------------------------------------------------------------ controller decisions
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
@@ -493,7 +527,7 @@ class Simulator:
         over = np.any(after > self.hosts.capacity + 1e-6, axis=1)
         refused = over[host] & np.any(delta > 0, axis=1)
         ok = ~refused
-        self._add_allocation(host[ok], delta[ok], +1)
+        _kernels.add_allocation(self.hosts.allocated, host[ok], delta[ok], 1)
         self.wt.limit[rows[ok]] = limit[ok]
         status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
         if np.any(delta[ok] < 0):
@@ -506,12 +540,12 @@ class Simulator:
         self.finished += 1
 
     def _cluster_empty(self) -> bool:
-        return not np.any(self.wt.host >= 0)
+        return self._free_top == len(self.wt)  # every row is free
 
     def _work_left(self) -> bool:
         return bool(
             len(self.queue)
-            or np.any(self.wt.host >= 0)
+            or not self._cluster_empty()
             or self.elastic_waiting
             or self._arrived < self.workload.n_apps
         )

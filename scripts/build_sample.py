@@ -1,0 +1,84 @@
+"""Rebuild the real-trace sample shipped in src/reclaim/data/sample from the shared traces.
+
+    python scripts/build_sample.py [TRACES] [--out DIR]
+
+TRACES is the folder of trace extracts (default: ../shared/traces beside the repository). Each
+sample store is made by the importer itself from a deterministic subset; the subset is written
+into the store's meta.json under "subset" and described in the sample's PROVENANCE.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tarfile
+import tempfile
+from pathlib import Path
+
+from reclaim.traces import import_trace
+from reclaim.traces.readers.base import natural_key
+from reclaim.traces.schema import META_FILE
+
+REPO = Path(__file__).resolve().parents[1]
+BITBRAINS_VMS = 40
+GOOGLE_FILES = 300
+
+
+def bitbrains(traces: Path, stage: Path) -> tuple[Path, str]:
+    """The lowest-numbered VMs present in every month, all months, linked into ``stage``."""
+    src = traces / "bitbrains-gwa-t-12-rnd"
+    months = sorted((d for d in src.iterdir() if d.is_dir()), key=natural_key)
+    present = [{int(p.name.split(".")[0]) for p in m.glob("*.csv.gz")} for m in months]
+    vms = sorted(set.intersection(*present))[:BITBRAINS_VMS]
+    for month in months:
+        (stage / month.name).mkdir()
+        for n in vms:
+            (stage / month.name / f"{n}.csv.gz").symlink_to(month / f"{n}.csv.gz")
+    months_text = ", ".join(m.name for m in months)
+    return (
+        stage,
+        f"VM files {', '.join(map(str, vms))} (the {len(vms)} lowest numbers) in {months_text}",
+    )
+
+
+def google(traces: Path, stage: Path) -> tuple[Path, str]:
+    """The first files of the archive in name order, extracted into ``stage``."""
+    archive = traces / "google-clusterdata-2011-2-hipro-derived" / "GCD_VMs_subset.tar.gz"
+    with tarfile.open(archive) as tar:
+        members = sorted((m for m in tar.getmembers() if m.isfile()), key=lambda m: m.name)
+        chosen = members[:GOOGLE_FILES]
+        tar.extractall(stage, members=chosen, filter="data")
+    first, last = Path(chosen[0].name).name, Path(chosen[-1].name).name
+    return (
+        stage,
+        f"the first {len(chosen)} files of {archive.name} in name order ({first} .. {last})",
+    )
+
+
+def alibaba2017(traces: Path, stage: Path) -> tuple[Path, str]:
+    src = traces / "alibaba-cluster-trace-v2017" / "batch_task.csv.gz"
+    return src, "every row of the development extract"
+
+
+SAMPLES = {"bitbrains": bitbrains, "alibaba2017": alibaba2017, "google2011-derived": google}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("traces", nargs="?", type=Path, default=REPO.parent / "shared" / "traces")
+    parser.add_argument("--out", type=Path, default=REPO / "src" / "reclaim" / "data" / "sample")
+    args = parser.parse_args()
+    for fmt, choose in SAMPLES.items():
+        with tempfile.TemporaryDirectory() as stage:
+            src, subset = choose(args.traces, Path(stage))
+            report = import_trace(fmt, src, args.out / fmt)
+        meta_path = report.store / META_FILE
+        meta = json.loads(meta_path.read_text())
+        meta["subset"] = subset
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        size = sum(p.stat().st_size for p in report.store.iterdir())
+        print(f"{fmt}: {report.rows} rows, {size / 1e6:.2f} MB -> {report.store}")
+
+
+if __name__ == "__main__":
+    main()

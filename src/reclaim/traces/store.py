@@ -1,0 +1,76 @@
+"""Reading a canonical store, and finding the real-trace samples shipped inside the package.
+
+Consumers (workload builder, simulator) open a store with :func:`load_store` and get lazy polars
+frames, so they read only the columns and rows they need.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from reclaim.errors import TraceError
+from reclaim.traces.schema import HOSTS_FILE, META_FILE, USAGE_FILE, WORKLOADS_FILE
+
+#: Written into meta.json; bumped when the store layout changes incompatibly.
+STORE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Store:
+    """A canonical trace store on disk. ``meta`` is meta.json (units, period_s, filtered, ...)."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    def workloads(self) -> pl.LazyFrame:
+        """One row per workload, :data:`reclaim.traces.schema.WORKLOADS_SCHEMA`."""
+        return pl.scan_parquet(self.path / WORKLOADS_FILE)
+
+    def usage(self) -> pl.LazyFrame:
+        """Samples sorted by id then time, :data:`reclaim.traces.schema.USAGE_SCHEMA`."""
+        return pl.scan_parquet(self.path / USAGE_FILE)
+
+    def hosts(self) -> pl.LazyFrame | None:
+        """Machine capacities over time, or None if the trace has no machine table."""
+        path = self.path / HOSTS_FILE
+        return pl.scan_parquet(path) if path.exists() else None
+
+    @property
+    def units(self) -> dict[str, str]:
+        """{"time": "s", "cpu": ..., "mem": ...}: the unit of each value column."""
+        return self.meta["units"]
+
+
+def load_store(path: str | Path) -> Store:
+    """Open the store at ``path``; TraceError if it is not one."""
+    path = Path(path)
+    hint = "not a trace store (create one with `reclaim traces import`)"
+    if not path.is_dir():
+        raise TraceError(path, f"{hint}: no such folder")
+    for name in (META_FILE, WORKLOADS_FILE, USAGE_FILE):
+        if not (path / name).is_file():
+            raise TraceError(path, f"{hint}: {name} is missing")
+    try:
+        meta = json.loads((path / META_FILE).read_text())
+    except (OSError, ValueError) as err:
+        raise TraceError(path / META_FILE, f"unreadable: {err}") from None
+    if meta.get("store_version") != STORE_VERSION:
+        found = meta.get("store_version")
+        raise TraceError(path, f"store version {found!r}, this reclaim reads {STORE_VERSION}")
+    return Store(path, meta)
+
+
+def sample_path(name: str) -> Path:
+    """Folder of the shipped sample store ``name`` (e.g. "bitbrains"), found inside the package."""
+    root = Path(str(files("reclaim").joinpath("data", "sample")))
+    path = root / name
+    if not (path / META_FILE).is_file():
+        known = sorted(p.parent.name for p in root.glob(f"*/{META_FILE}"))
+        raise TraceError(name, f"no shipped sample of that name (samples: {', '.join(known)})")
+    return path
