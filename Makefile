@@ -29,6 +29,7 @@ test: lint
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_simulate.py
+	$(BIN)/python benchmarks/bench_forecast.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -42,6 +42,9 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
         (["simulate", "--apps", "5", "--controller", "nope"], "unknown controller 'nope'"),
         (["simulate", "--apps", "5", "--placement", "worst-fit"], "unknown placement 'worst-fit'"),
         (["simulate", "--jobs", "/nonexistent/store"], "not a trace store"),
+        (["forecast", "eval", "--models", "naive,prophet"], "unknown forecaster 'prophet'"),
+        (["forecast", "eval", "--history", "ten"], "--history: expected whole numbers"),
+        (["forecast", "eval", "--store", "/nonexistent/store"], "not a trace store"),
     ],
 )
 def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):
@@ -56,3 +59,26 @@ def test_bad_option_is_a_usage_error():
     done = reclaim("simulate", "--bogus")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
+
+
+def test_forecast_eval_writes_scores_and_plots_and_resumes(tmp_path):
+    out = tmp_path / "fc"
+    args = ["forecast", "eval", "--models", "naive,conformal", "--conformal-base", "naive"]
+    args += ["--history", "10", "--series", "5", "--origins", "30", "-o", str(out)]
+    done = reclaim(*args)
+    assert done.returncode == 0, done.stderr
+    assert "conformal(naive)" in done.stdout
+    summary = pl.read_parquet(out / "summary.parquet")
+    # 2 stores x 2 resources x 2 models x 1 history
+    assert len(summary) == 8
+    assert (summary["forecasts"] == 150).all()
+    assert (out / "errors.png").stat().st_size > 10_000
+    assert (out / "calibration.png").stat().st_size > 10_000
+    first = json.loads((out / "parts" / "bitbrains--mem--naive--h10.json").read_text())
+    (out / "parts" / "bitbrains--mem--naive--h10.json").unlink()
+    again = reclaim(*args)
+    assert again.returncode == 0, again.stderr
+    redone = json.loads((out / "parts" / "bitbrains--mem--naive--h10.json").read_text())
+    assert {k: v for k, v in redone.items() if k not in ("seconds", "series_per_s")} == {
+        k: v for k, v in first.items() if k not in ("seconds", "series_per_s")
+    }

@@ -19,6 +19,8 @@ app = typer.Typer(
 )
 traces_app = typer.Typer(no_args_is_help=True, help="Read real traces into the canonical store.")
 app.add_typer(traces_app, name="traces")
+forecast_app = typer.Typer(no_args_is_help=True, help="Evaluate forecasters on real usage series.")
+app.add_typer(forecast_app, name="forecast")
 console = Console(stderr=True)
 
 
@@ -37,6 +39,85 @@ def traces_import(
     from reclaim.traces.importer import import_trace, print_report
 
     print_report(import_trace(fmt, src, out), Console())
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@forecast_app.command("eval")
+def forecast_eval(
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Trace store to evaluate on (repeat) [shipped bitbrains and google2011-derived samples]."
+        ),
+    ] = None,
+    models: Annotated[
+        str, typer.Option(help="Forecasters by name, comma-separated.")
+    ] = "naive,arima,gp-exp,gp-rbf,conformal",
+    history: Annotated[str, typer.Option(help="History sizes h, comma-separated.")] = "10,20,40",
+    resources: Annotated[str, typer.Option(help="cpu, mem or both.")] = "mem,cpu",
+    series: Annotated[
+        int | None, typer.Option(min=1, help="At most this many series per store [all].")
+    ] = None,
+    origins: Annotated[
+        int, typer.Option(min=1, help="Consecutive one-step forecasts per series.")
+    ] = 200,
+    coverage: Annotated[
+        float, typer.Option(min=0.5, max=0.9999, help="Coverage the conformal wrapper targets.")
+    ] = 0.99,
+    conformal_base: Annotated[
+        str, typer.Option(help="Forecaster the conformal wrapper calibrates.")
+    ] = "gp-exp",
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Directory for parts, summary and plots.")
+    ] = Path("results/forecast"),
+) -> None:
+    """One-step rolling forecasts on real series: error, calibration, sharpness and speed.
+
+    Finished cells are kept in OUTPUT/parts; rerunning the same command resumes.
+    """
+    import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
+    from reclaim import registry
+    from reclaim.errors import ReclaimError as UserError
+    from reclaim.forecast.eval_run import load_errors, run_evaluation
+    from reclaim.forecast.evaluate import EvalTask, model_label
+    from reclaim.report.console import forecast_tables
+    from reclaim.report.forecast_plots import plot_calibration, plot_error_boxplots
+    from reclaim.traces.store import load_store, sample_path
+
+    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    stores = {p.name: load_store(p) for p in paths}
+    known = registry.names("forecaster")
+    chosen = []
+    for name in _csv(models):
+        if name not in known:
+            raise UserError(f"unknown forecaster {name!r} (known: {', '.join(known)})")
+        params = {"base": conformal_base, "coverage": coverage} if name == "conformal" else {}
+        chosen.append((name, params))
+    try:
+        histories = [int(h) for h in _csv(history)]
+    except ValueError:
+        raise UserError(
+            f"--history: expected whole numbers like 10,20,40, got {history!r}"
+        ) from None
+    res = _csv(resources)
+    if not set(res) <= {"cpu", "mem"} or not res:
+        raise UserError(f"--resources: expected cpu, mem or both, got {resources!r}")
+    summary = run_evaluation(stores, chosen, histories, res, output, series, origins, console)
+    out = Console(width=max(Console().width, 130))  # a dozen numeric columns; pipes get 80
+    for table in forecast_tables(summary):
+        out.print(table)
+    tasks = [
+        EvalTask(s, r, model_label(n, p), h)
+        for s, r in summary.select("store", "resource").unique(maintain_order=True).rows()
+        for n, p in chosen
+        for h in histories
+    ]
+    plot_error_boxplots(load_errors(output / "parts", tasks), output / "errors.png")
+    plot_calibration(summary, output / "calibration.png")
+    out.print(f"results: {output}/summary.parquet, parts/, errors.png, calibration.png")
 
 
 @app.command()
