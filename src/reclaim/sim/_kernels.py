@@ -363,3 +363,27 @@ def may_fit(free, up, request):
             return False
         i = j
     return True
+
+
+def host_oom_victims(host, mem, capacity):
+    """(n,) bool: the components a host's OOM killer stops, largest memory demand first, until
+    each host's remaining demand fits its capacity. Plain numpy: one sort, no Python loop.
+
+    host: (n,) int32 host of each component; mem: (n,) float32 GiB demand; capacity: (H,) GiB.
+    """
+    n = len(host)
+    if n == 0:
+        return np.zeros(0, np.bool_)
+    total = np.bincount(host, mem.astype(np.float64), minlength=len(capacity))
+    excess = total - capacity
+    if not np.any(excess > 1e-6):
+        return np.zeros(n, np.bool_)
+    order = np.lexsort((-mem.astype(np.float64), host))  # per host, largest demand first
+    h, m = host[order], mem[order].astype(np.float64)
+    running = np.cumsum(m)
+    first = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+    group_start = np.repeat(first, np.diff(np.r_[first, n]))
+    removed_before = running - m - (running[group_start] - m[group_start])
+    victim = np.zeros(n, np.bool_)
+    victim[order] = (excess[h] > 1e-6) & (removed_before < excess[h] - 1e-6)
+    return victim

@@ -17,6 +17,15 @@ Model (every policy is judged under it, so it is stated here once):
 - Progress. A component needs ``work`` seconds at full speed. CPU demand above its CPU allocation
   throttles it: it progresses at ``allocation / demand`` of full speed. Memory demand above its
   memory allocation at a tick is an out-of-memory failure.
+- Soft memory limits. A controller that declares ``soft_memory_limits = True`` (the optimistic
+  shaper) treats memory allocations as soft, as a container's soft limit is: a component may use
+  more than its allocation while its host has memory left. When a host's memory demand exceeds
+  its capacity, the host's OOM killer stops the component with the largest memory demand, and the
+  next largest, until the rest fit (Linux's OOM killer picks the largest resident process).
+- Forecasts. A controller that ``needs_forecast`` is handed, at every tick, a forecast of each
+  running component's CPU and memory demand for the coming interval, by the run's forecaster,
+  from the component's observed demand since it started (at most ``forecast_window`` samples);
+  the ``oracle`` forecaster is handed the true demand.
 - Failures. A failed or preempted core component fails its whole application: all its components
   stop, all work done so far (finished components included) is lost, and the application returns to
   the queue at its original position. A failed or preempted elastic component loses its own work and
@@ -33,8 +42,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.forecast.base import Forecaster
 from reclaim.placement.framework import Placer
-from reclaim.shaping.base import Controller
+from reclaim.shaping.base import Controller, UsageForecast
 from reclaim.sim import _kernels
 from reclaim.sim.engine import Engine
 from reclaim.sim.view import SimView
@@ -78,8 +88,9 @@ class RunStats:
 class Simulator:
     """Replays ``workload`` on ``hosts`` under ``controller`` with placement by ``placer``.
 
-    ``horizon`` (s) stops the run early; applications not finished by then are reported as they
-    are (running or queued). ``on_tick(sim)`` is called after each tick (progress bars).
+    ``forecaster`` serves controllers that need a forecast (``forecast_window`` samples of history
+    at most). ``horizon`` (s) stops the run early; applications not finished by then are reported
+    as they are (running or queued). ``on_tick(sim)`` is called after each tick (progress bars).
     """
 
     def __init__(
@@ -88,6 +99,8 @@ class Simulator:
         hosts: HostTable,
         controller: Controller,
         placer: Placer,
+        forecaster: Forecaster | None = None,
+        forecast_window: int = 40,
         horizon: float | None = None,
         on_tick: Callable[[Simulator], None] | None = None,
     ) -> None:
@@ -95,6 +108,11 @@ class Simulator:
         self.hosts = hosts
         self.controller = controller
         self.placer = placer
+        self.forecaster = forecaster
+        self.forecast_window = forecast_window
+        self._needs_forecast = bool(getattr(controller, "needs_forecast", False))
+        if self._needs_forecast and forecaster is None:
+            raise ValueError(f"{type(controller).__name__} needs a forecaster")
         self.horizon = np.inf if horizon is None else float(horizon)
         self.on_tick = on_tick
         self.view = SimView(self)
@@ -147,6 +165,11 @@ class Simulator:
         self._batch_id = 0
         self._dirty = True
         self._timeline: list[NDArray[np.float64]] = []
+        # components stopped by an out-of-memory failure at the last tick and their memory demand
+        self.last_ooms: tuple[NDArray[np.int64], NDArray[np.float32]] = (
+            np.empty(0, np.int64),
+            np.empty(0, np.float32),
+        )
         self.stats = RunStats()
         self.engine = Engine(
             {COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick}
@@ -229,12 +252,19 @@ class Simulator:
         rows = self.view.running
         self._advance(rows, t)
         if len(rows):
-            decisions = self.controller.decide(self.view, None)
+            forecast = self._forecast(rows, t) if self._needs_forecast else None
+            decisions = self.controller.decide(self.view, forecast)
             if len(decisions):
                 self.apply(decisions)
             rows = self.view.running
         demand = self._demand(rows, t)
-        oom = demand[:, MEM] > self.wt.limit[rows, MEM] * (1 + 1e-6)
+        if getattr(self.controller, "soft_memory_limits", False):
+            oom = _kernels.host_oom_victims(
+                self.wt.host[rows], demand[:, MEM], self.hosts.capacity[:, MEM]
+            )
+        else:
+            oom = demand[:, MEM] > self.wt.limit[rows, MEM] * (1 + 1e-6)
+        self.last_ooms = (self.wt.component[rows[oom]].astype(np.int64), demand[oom, MEM])
         if oom.any():
             self._kill(rows[oom], Status.OOM, t)
             alive = self.wt.host[rows] >= 0  # a failed application takes its other rows along
@@ -493,6 +523,33 @@ class Simulator:
             self._shape_offset,
             self.workload.shapes.data,
         )
+
+    def _forecast(self, rows: NDArray[np.int64], t: float) -> UsageForecast:
+        """One-step forecast of ``rows``' demand (cores, GiB) for the interval starting at ``t``.
+
+        CPU and memory series of all rows go to the forecaster as one batch, keyed by
+        ``component * R + resource`` so that online state follows a component from tick to tick.
+        Rows without a sample yet (started at this tick) get mean NaN and std inf.
+        """
+        n = len(rows)
+        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
+        fallback = np.ones(n, bool)
+        history = self.usage_history(rows, self.forecast_window)
+        seen = history.lengths > 0
+        if seen.any():
+            m, lengths = int(seen.sum()), history.lengths[seen]
+            indptr = np.concatenate([[0], np.cumsum(np.tile(lengths, R))]).astype(np.int64)
+            batch = GroupedArray(history.data.T.ravel().astype(np.float64), indptr)
+            comp = self.wt.component[rows[seen]].astype(np.int64)
+            keys = (comp[None, :] * R + np.arange(R)[:, None]).ravel()
+            extra = {}
+            if self.forecaster.needs_future:
+                extra["future"] = self._demand(rows[seen], t).T.reshape(-1, 1)
+            fc = self.forecaster.forecast(batch, 1, keys=keys, **extra)
+            mean[seen] = fc.mean[:, 0].reshape(R, m).T
+            std[seen] = fc.std[:, 0].reshape(R, m).T
+            fallback[seen] = fc.fallback.reshape(R, m).any(axis=0)
+        return UsageForecast(rows, mean, std, fallback)
 
     def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
         """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""

@@ -29,6 +29,12 @@ class ClusterView(Protocol):
     @property
     def running(self) -> NDArray[np.int64]: ...  # rows of ``workloads`` in use
 
+    @property
+    def app_failures(self) -> NDArray[np.int32]: ...  # (A,) failures of each application so far
+
+    @property
+    def recent_ooms(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]: ...
+
     def usage_history(self, rows: NDArray[np.integer], window: int) -> GroupedArray: ...
 
 
@@ -57,6 +63,17 @@ class SimView:
     @property
     def running(self) -> NDArray[np.int64]:
         return np.flatnonzero(self._sim.wt.host >= 0)
+
+    @property
+    def app_failures(self) -> NDArray[np.int32]:
+        """(A,) int32 out-of-memory failures of each application so far (its rows' ``app``)."""
+        return self._sim.app_failures
+
+    @property
+    def recent_ooms(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Components stopped out of memory at the last tick, (k,) int64 component ids (stable
+        across restarts, unlike rows), with their memory demand then, (k,) float32 GiB."""
+        return self._sim.last_ooms
 
     def usage_history(self, rows: NDArray[np.integer], window: int) -> GroupedArray:
         """Per row, the usage samples (n, R) float32 observed since its start, at most ``window``.
