@@ -9,7 +9,7 @@ import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
 from reclaim.errors import ReclaimError
 from reclaim.placement import build_placer
-from reclaim.shaping import optimistic, pessimistic, reservation  # noqa: F401  (register)
+from reclaim.shaping import optimistic, pessimistic, reservation, vpa  # noqa: F401  (register)
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.state.tables import HostTable

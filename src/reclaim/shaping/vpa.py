@@ -1,0 +1,805 @@
+"""The Kubernetes Vertical Pod Autoscaler (VPA) recommender and updater as a shaping controller.
+
+What VPA does. The recommender keeps, per *aggregate* (in Kubernetes: one container name under one
+VPA object, pooled over all its pods), two decaying histograms: every CPU usage sample (weighted by
+the container's CPU request, at least 0.1 core, so that history fades faster after the request
+grows) and one memory sample per container per 24 h aggregation interval, the interval's peak.
+Sample weights halve every 24 h of sample age. From them it recommends, per resource,
+
+    target = p90 * 1.15,   lower = p50 * 1.15 * (1 + 0.001/c)^-2,   upper = p95 * 1.15 * (1 + 1/c)
+
+where ``c`` is the confidence, the history length in days, ``min(last - first sample, samples
+observed)``: with little history the bounds open wide ([0, inf) with one sample). All three are
+raised to the minimums (25 millicores, 250 MiB) and then capped by the container policy
+(``maxAllowed``). An out-of-memory kill adds a memory peak of ``max(m + 100 MiB, 1.2 m)``, ``m``
+the larger of the memory request and the interval's usage peak. The updater changes a pod when a
+container's request is outside ``[lower, upper]`` for some resource, or when the pod has lived
+12 h and its requests differ from the targets by at least 10 % (sum of relative differences over
+resources), and then sets every resource to the target; the admission controller sets a new pod's
+requests to the target when a recommendation exists.
+
+What we mirror: all of the above, with VPA's defaults (the constructor's defaults), read from
+``pkg/recommender/model/aggregations_config.go`` (5 % bucket growth, 24 h half-lives, 24 h memory
+interval x 8, OOM bump 1.2 and 100 MiB, min sample weight 0.1, epsilon 1e-4),
+``model/container.go`` (peak per interval, OOM sample), ``model/aggregate_container_state.go``
+(CPU weight), ``util/histogram.go`` and ``util/histogram_options.go`` (exponential buckets from
+0.01 core and 1e7 bytes up to 1000 cores and 1e12 bytes, 176 each; some upstream versions start
+CPU at 0.001 core: ``cpu_first_bucket``; a percentile is the *end* of the bucket where the
+cumulative weight first reaches it),
+``util/decaying_histogram.go`` (weights stored relative to a reference time, a multiple of the
+half-life, renormalised when they reach 2^100), ``logic/estimator.go`` and
+``logic/recommender.go`` (percentiles, 15 % margin, confidence multipliers, minimums) and
+``pkg/updater/priority/`` (the update rules: outside the bounds, or 12 h and 10 %).
+
+Where we differ, and why:
+
+- Aggregation. A component is one container in one pod, and by default each component is its own
+  aggregate (``aggregate="component"``): the shaping paper shapes components one by one. The state
+  follows the component id, which is stable across restarts, as a VPA aggregate outlives its pods.
+  ``aggregate="app"`` pools all components of an application instead, as one VPA object over a
+  Deployment or Job pools its replicas; memory peaks stay per container either way, as in VPA.
+- Applying. Our simulator resizes in place (like Kubernetes in-place pod resize and VPA's
+  ``InPlaceOrRecreate`` mode), so an update is a resize, never an eviction, and nothing stops
+  several updates in one tick (no disruption budget). A component seen for the first time since it
+  (re)started is handled as the admission controller handles a new pod: set to the target.
+- Allocation. The allocation we set is both the request and the hard limit (memory above it is an
+  out-of-memory failure), as with our other controllers and a Guaranteed-QoS pod.
+- maxAllowed = request. A component's usage never exceeds its original request in our workloads,
+  so the original request is its ``maxAllowed``: targets and bounds are capped there, as VPA's
+  capping processor caps all three.
+- Sampling. We see one sample per monitor tick (300 s for the shipped shapes) instead of one per
+  minute, timestamped at the tick where it was observed. VPA's confidence counts samples assuming
+  one a minute; we count the seconds each sample covers instead (the time between our calls), so
+  that c stays "days of history". CPU usage is the throttled usage, as cAdvisor reports it.
+- The OOM sample's ``m`` is the component's memory allocation when it was killed (what VPA reads
+  from the pod spec; it cannot see demand past the limit); ``oom_basis="demand"`` uses the demand
+  the simulator reports instead, information a real cluster does not have.
+- Memory windows follow the component id across restarts: in Kubernetes an OOM-killed
+  container restarts in its pod and keeps its ContainerState (and interval). A peak replaces the
+  interval's peak whenever it is larger; container.go also requires the old peak to be non-zero,
+  which never matters for real containers (working sets are never zero) but would make a
+  component of our traces whose interval began at zero memory ignore its OOMs for a day.
+- No integer rounding of millicores or bytes, no checkpoints, no history provider.
+
+State. Aggregates live in slots of (K, B) float64 histograms (B = 176 buckets for both resources
+with VPA's options), found through a dense key -> slot array; freed slots go on a free list. A slot
+is freed once its key has not run for the memory aggregation window (8 days), as VPA garbage-
+collects aggregates without samples for that long, and, with per-component aggregates, as soon as
+its component completes (it only runs again if its application fails later, and then starts
+without history, as a new pod of a new container would): K stays near the number of components
+running or waiting to be restarted. Memory use is ~3 KB per live aggregate plus ~60 bytes per
+component id seen.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim.registry import register
+from reclaim.sim.view import ClusterView
+from reclaim.types import CPU, MEM, Decisions, R
+
+GIB = float(2**30)
+#: Histogram ranges (aggregations_config.go): CPU up to 1000 cores, memory up to 1e12 bytes.
+CPU_MAX = 1000.0
+MEM_MAX = 1e12 / GIB
+#: Confidence multipliers (logic/recommender.go): upper * (1 + 1/c)^1, lower * (1 + 0.001/c)^-2.
+UPPER_CONFIDENCE = (1.0, 1.0)
+LOWER_CONFIDENCE = (0.001, -2.0)
+#: decaying_histogram.go renormalises once a weight factor would exceed 2^100.
+MAX_DECAY_EXPONENT = 100.0
+
+_SETTINGS = (
+    "aggregate",
+    "target_percentile",
+    "lower_percentile",
+    "upper_percentile",
+    "safety_margin",
+    "min_cpu",
+    "min_mem",
+    "cpu_half_life_s",
+    "mem_half_life_s",
+    "mem_interval_s",
+    "mem_interval_count",
+    "confidence_interval_s",
+    "bucket_growth",
+    "cpu_first_bucket",
+    "mem_first_bucket",
+    "min_sample_weight",
+    "oom_bump_ratio",
+    "oom_min_bump",
+    "oom_basis",
+    "update_threshold",
+    "pod_lifetime_threshold_s",
+    "min_samples",
+)
+
+
+# ---------------------------------------------------------------------------- histogram helpers
+def bucket_starts(first: float, ratio: float, top: float) -> NDArray[np.float64]:
+    """(B,) start of each exponential bucket: 0, then ``first * (ratio^n - 1) / (ratio - 1)``;
+    as many buckets as needed for the last one to start at or above ``top``."""
+    n = int(np.ceil(np.log(top * (ratio - 1) / first + 1) / np.log(ratio))) + 1
+    return first * (ratio ** np.arange(n, dtype=np.float64) - 1) / (ratio - 1)
+
+
+def find_bucket(values: NDArray, first: float, ratio: float, n: int) -> NDArray[np.int64]:
+    """(m,) bucket of each value (the inverse of :func:`bucket_starts`), clipped to [0, n-1]."""
+    v = np.maximum(np.asarray(values, np.float64), 0.0)
+    b = np.floor(np.log(v * (ratio - 1) / first + 1) / np.log(ratio)).astype(np.int64)
+    return np.clip(b, 0, n - 1)
+
+
+def bucket_ends(starts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(B,) what a percentile falling in each bucket reports: the bucket's end, i.e. the next
+    bucket's start (the last bucket is open, so its own start)."""
+    return np.concatenate([starts[1:], starts[-1:]])
+
+
+def percentiles_reference(hist, slots, qs, ends):
+    """(n, m) percentiles ``qs`` (in (0, 1]) of rows ``slots`` of ``hist`` (K, B), as
+    histogram.go computes them, by a full scan: the end ``ends[b]`` of the first bucket ``b``
+    whose cumulative weight reaches ``q * total`` (the last non-empty bucket if rounding leaves
+    the sum a hair short); NaN for an empty row. The tests hold the incremental kernels to it."""
+    rows = np.asarray(hist, np.float64)[np.asarray(slots)]
+    cum = np.cumsum(rows, axis=1)
+    total = cum[:, -1]
+    last = rows.shape[1] - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)
+    out = np.empty((len(rows), len(qs)))
+    for j, q in enumerate(qs):
+        reached = cum >= q * total[:, None]
+        out[:, j] = ends[np.where(reached.any(axis=1), np.argmax(reached, axis=1), last)]
+    out[total <= 0] = np.nan
+    return out
+
+
+def _grown(arr: NDArray, size: int, fill) -> NDArray:
+    """``arr`` extended along axis 0 to at least ``size`` rows (doubling), new rows ``fill``."""
+    if len(arr) >= size:
+        return arr
+    bigger = np.full((max(size, 2 * len(arr)), *arr.shape[1:]), fill, arr.dtype)
+    bigger[: len(arr)] = arr
+    return bigger
+
+
+# Percentiles are kept up to date sample by sample instead of found by scanning: for each row and
+# percentile q, ``idx`` is the bucket holding it and ``below`` the weight of the buckets under
+# ``idx``, so that below < q * total <= below + h[idx]. Once a row holds a few samples, one more
+# moves a percentile by a bucket or two, so keeping them costs O(1) per sample, where scanning each
+# row at each tick took most of the controller's time (and cache misses all over a K x 176 array).
+@numba.njit(cache=True)
+def _settle(h, lo, hi, total, q, idx, below):
+    """Move percentile ``q``'s bucket ``idx`` and ``below`` until they hold again."""
+    thr = q * total
+    while idx < hi and below + h[idx] < thr:
+        below += h[idx]
+        idx += 1
+    while idx > lo and below >= thr:
+        idx -= 1
+        below -= h[idx]
+    while idx > lo and h[idx] <= 0.0 and below + h[idx] < thr:
+        # rounding left the weight a hair short of q * total: the last non-empty bucket
+        idx -= 1
+        below -= h[idx]
+    if idx == lo:
+        below = 0.0  # an exact anchor, so that rounding in the running sum cannot build up
+    return idx, below
+
+
+@numba.njit(cache=True)
+def add_weights(hist, total, lo, hi, idx, below, qs, slots, buckets, weights):
+    """Add non-negative ``weights`` to buckets ``buckets`` of rows ``slots`` (may repeat) of
+    ``hist`` (K, B), keeping each row's ``total``, occupied range [lo, hi] and percentiles ``qs``
+    (``idx``, ``below``: (K, m))."""
+    for i in range(len(slots)):
+        s, b, w = slots[i], buckets[i], weights[i]
+        h = hist[s]
+        empty = total[s] <= 0.0
+        h[b] += w
+        total[s] += w
+        lo[s] = min(lo[s], b)
+        hi[s] = max(hi[s], b)
+        for j in range(len(qs)):
+            if empty:
+                idx[s, j], below[s, j] = b, 0.0
+            else:
+                if b < idx[s, j]:
+                    below[s, j] += w
+                idx[s, j], below[s, j] = _settle(
+                    h, lo[s], hi[s], total[s], qs[j], idx[s, j], below[s, j]
+                )
+
+
+@numba.njit(cache=True)
+def remove_weights(hist, total, lo, hi, idx, below, qs, slots, buckets, weights, eps):
+    """Remove ``weights`` added before, as histogram.go does: a bucket left below ``eps`` is
+    emptied (no rounding residue of a removed peak stays behind)."""
+    for i in range(len(slots)):
+        s, b = slots[i], buckets[i]
+        h = hist[s]
+        w = h[b] if weights[i] > h[b] - eps else weights[i]
+        h[b] -= w
+        total[s] -= w
+        if total[s] < eps:  # nothing left but rounding
+            total[s] = 0.0
+        for j in range(len(qs)):
+            if b < idx[s, j]:
+                below[s, j] -= w
+            idx[s, j], below[s, j] = _settle(
+                h, lo[s], hi[s], total[s], qs[j], idx[s, j], below[s, j]
+            )
+
+
+class DecayingHistograms:
+    """K decaying exponential histograms of one resource, one row per aggregate slot, with their
+    percentiles ``qs`` kept up to date.
+
+    weight: (K, B) float64, the bucket weights relative to the reference time ``ref`` (s, a
+    multiple of the half-life; decaying_histogram.go): a sample at time t weighs
+    ``w * 2^((t - ref) / half_life)``, so older samples count less without touching stored
+    weights. total: (K,) float64, each row's weight. lo, hi: (K,) int64, the range of buckets
+    that may hold weight (VPA's min/maxBucket, only ever widened). idx, below: (K, m), see
+    :func:`add_weights`.
+    """
+
+    def __init__(
+        self,
+        k: int,
+        first: float,
+        ratio: float,
+        top: float,
+        half_life: float,
+        eps: float,
+        qs: NDArray[np.float64],
+    ) -> None:
+        starts = bucket_starts(first, ratio, top)
+        self.first, self.ratio, self.half_life, self.eps = first, ratio, half_life, eps
+        self.qs = np.asarray(qs, np.float64)
+        self.ends = bucket_ends(starts)
+        self.n_buckets = len(starts)
+        self.weight = np.zeros((k, self.n_buckets))
+        self.total = np.zeros(k)
+        self.lo = np.full(k, self.n_buckets, np.int64)
+        self.hi = np.full(k, -1, np.int64)
+        self.idx = np.zeros((k, len(qs)), np.int64)
+        self.below = np.zeros((k, len(qs)))
+        self.ref = np.nan
+
+    def grow(self, size: int) -> None:
+        self.weight = _grown(self.weight, size, 0.0)
+        self.total = _grown(self.total, size, 0.0)
+        self.lo = _grown(self.lo, size, self.n_buckets)
+        self.hi = _grown(self.hi, size, -1)
+        self.idx = _grown(self.idx, size, 0)
+        self.below = _grown(self.below, size, 0.0)
+
+    def clear(self, slots: NDArray[np.int64]) -> None:
+        self.weight[slots] = 0.0
+        self.total[slots] = 0.0
+        self.lo[slots] = self.n_buckets
+        self.hi[slots] = -1
+        self.idx[slots] = 0
+        self.below[slots] = 0.0
+
+    def factor(self, t: NDArray[np.float64] | float) -> NDArray[np.float64]:
+        """Weight factor 2^((t - ref) / half-life) of samples at times ``t`` (s); first moves
+        the reference forward, rescaling the stored weights, if a factor would pass 2^100."""
+        latest = float(np.max(t))
+        if np.isnan(self.ref) or (latest - self.ref) / self.half_life > MAX_DECAY_EXPONENT:
+            new_ref = np.round(latest / self.half_life) * self.half_life
+            if not np.isnan(self.ref):
+                scale = np.exp2(np.round((self.ref - new_ref) / self.half_life))  # exact: 2^-k
+                self.weight *= scale
+                self.total *= scale
+                self.below *= scale
+            self.ref = new_ref
+        return np.exp2((np.asarray(t, np.float64) - self.ref) / self.half_life)
+
+    def _args(self, slots, values, weights):
+        bucket = find_bucket(values, self.first, self.ratio, self.n_buckets)
+        weights = np.array(np.broadcast_to(weights, bucket.shape), np.float64)  # one signature
+        state = (self.weight, self.total, self.lo, self.hi, self.idx, self.below, self.qs)
+        return (*state, np.ascontiguousarray(slots, np.int64), bucket, weights)
+
+    def add(self, slots: NDArray[np.int64], values: NDArray, weights: NDArray) -> None:
+        """Add samples ``values`` with (decayed) ``weights`` to rows ``slots`` (may repeat)."""
+        add_weights(*self._args(slots, values, weights))
+
+    def remove(self, slots: NDArray[np.int64], values: NDArray, weights: NDArray) -> None:
+        """Remove samples added before with the same (decayed) ``weights``."""
+        remove_weights(*self._args(slots, values, weights), self.eps)
+
+    def percentiles(self, slots: NDArray[np.int64]) -> NDArray[np.float64]:
+        """(n, m) the percentiles ``qs`` of rows ``slots``; NaN for empty rows."""
+        out = self.ends[self.idx[slots]]
+        out[self.total[slots] <= 0.0] = np.nan
+        return out
+
+
+# ---------------------------------------------------------------------------- the updater
+def update_rule(est, request, limit, new, age, update_threshold, lifetime):
+    """The updater's choice, plain numpy: which rows to resize and to what.
+
+    est: (n, 3, R) lower bound, target, upper bound (cores, GiB), uncapped; request, limit:
+    (n, R) the original request (maxAllowed) and the current allocation; new: (n,) bool, rows
+    not seen before (the admission controller sets them); age: (n,) s since the row started.
+    Returns update (n,) bool and the capped targets (n, R) float32: new rows, rows whose limit
+    is outside [lower, upper] for some resource, and rows at least ``lifetime`` old whose
+    targets differ by ``update_threshold`` or more (sum over resources of |target - limit| /
+    limit) are set to the target for every resource, where that changes the limit.
+    """
+    est = np.minimum(est, request[:, None, :])  # the capping processor: maxAllowed
+    lower, target, upper = est[:, 0], est[:, 1], est[:, 2]
+    outside = np.any((limit < lower) | (limit > upper), axis=1)
+    change = np.sum(np.abs(target - limit) / np.maximum(limit, 1e-9), axis=1)
+    update = new | outside | ((age >= lifetime) & (change >= update_threshold))
+    target32 = target.astype(np.float32)
+    update &= np.any(target32 != limit.astype(np.float32), axis=1)
+    return update, target32
+
+
+@numba.njit(cache=True, error_model="numpy")
+def recommend_and_update(
+    slots,
+    cpu_idx,
+    cpu_ends,
+    mem_idx,
+    mem_ends,
+    first,
+    last,
+    observed,
+    request,
+    limit,
+    new,
+    age,
+    margin,
+    confidence_interval,
+    min_cpu,
+    min_mem,
+    update_threshold,
+    lifetime,
+):
+    """The recommender's estimate (``VerticalPodAutoscaler._estimate``) and :func:`update_rule`
+    fused in one pass over rows whose (non-empty) aggregates are ``slots`` (the 60-odd numpy
+    calls they take cost more than the arithmetic at 10,000 rows). ``*_idx`` (K, 3) are the
+    percentile buckets, lower, target, upper. Returns update (n,) bool and targets (n, R)
+    float32 as :func:`update_rule` does."""
+    n = len(slots)
+    update = np.zeros(n, np.bool_)
+    target32 = np.empty((n, 2), np.float32)
+    for i in range(n):
+        s = slots[i]
+        confidence = min(last[s] - first[s], observed[s]) / confidence_interval
+        up_mult = (1.0 + UPPER_CONFIDENCE[0] / confidence) ** UPPER_CONFIDENCE[1]
+        low_mult = (1.0 + LOWER_CONFIDENCE[0] / confidence) ** LOWER_CONFIDENCE[1]
+        outside, change, differs = False, 0.0, False
+        for r in range(2):
+            if r == 0:
+                idx, ends, floor = cpu_idx[s], cpu_ends, min_cpu
+            else:
+                idx, ends, floor = mem_idx[s], mem_ends, min_mem
+            cap, cur = request[i, r], limit[i, r]
+            lower = min(max(ends[idx[0]] * (1.0 + margin) * low_mult, floor), cap)
+            target = min(max(ends[idx[1]] * (1.0 + margin), floor), cap)
+            upper = min(max(ends[idx[2]] * (1.0 + margin) * up_mult, floor), cap)
+            outside = outside or cur < lower or cur > upper
+            change += abs(target - cur) / max(cur, 1e-9)
+            target32[i, r] = np.float32(target)
+            differs = differs or target32[i, r] != np.float32(cur)
+        update[i] = differs and (
+            new[i] or outside or (age[i] >= lifetime and change >= update_threshold)
+        )
+    return update, target32
+
+
+# ---------------------------------------------------------------------------- the controller
+@register("controller", "vpa")
+class VerticalPodAutoscaler:
+    """VPA's recommender plus its updater's rules, applied by in-place resize (module docstring).
+
+    Settings (defaults are VPA's): ``aggregate`` "component" or "app"; percentiles of the target
+    and bounds; ``safety_margin`` (fraction); ``min_cpu`` cores and ``min_mem`` GiB (VPA's pod
+    minimums, 25 millicores and 250 MiB); half-lives, the memory aggregation interval and its
+    count, the confidence interval (s); histogram ``bucket_growth`` and first bucket sizes (cores,
+    GiB; VPA: 0.01 core and 1e7 bytes); ``min_sample_weight`` (cores); ``oom_bump_ratio`` and
+    ``oom_min_bump`` (GiB; VPA: 100 MiB); ``oom_basis`` "allocation" (VPA) or "demand";
+    ``update_threshold`` and ``pod_lifetime_threshold_s``, the updater's 10 % / 12 h rule;
+    ``min_samples``: samples an aggregate needs before its recommendation is used. 1 is VPA's own
+    behaviour (a recommendation exists from the first sample); its confidence multipliers are the
+    real grace: the bounds are [0, inf) with one sample and the upper bound is ~290x the p95
+    after two samples 5 minutes apart, so only the admission of a restarted component acts on a
+    short history.
+    """
+
+    needs_forecast = False
+
+    def __init__(
+        self,
+        aggregate: str = "component",
+        target_percentile: float = 0.9,
+        lower_percentile: float = 0.5,
+        upper_percentile: float = 0.95,
+        safety_margin: float = 0.15,
+        min_cpu: float = 0.025,
+        min_mem: float = 250 / 1024,
+        cpu_half_life_s: float = 86400.0,
+        mem_half_life_s: float = 86400.0,
+        mem_interval_s: float = 86400.0,
+        mem_interval_count: int = 8,
+        confidence_interval_s: float = 86400.0,
+        bucket_growth: float = 0.05,
+        cpu_first_bucket: float = 0.01,
+        mem_first_bucket: float = 1e7 / GIB,
+        min_sample_weight: float = 0.1,
+        oom_bump_ratio: float = 1.2,
+        oom_min_bump: float = 100 / 1024,
+        oom_basis: str = "allocation",
+        update_threshold: float = 0.1,
+        pod_lifetime_threshold_s: float = 12 * 3600.0,
+        min_samples: int = 1,
+    ) -> None:
+        self.aggregate = aggregate
+        self.target_percentile = target_percentile
+        self.lower_percentile = lower_percentile
+        self.upper_percentile = upper_percentile
+        self.safety_margin = safety_margin
+        self.min_cpu = min_cpu
+        self.min_mem = min_mem
+        self.cpu_half_life_s = cpu_half_life_s
+        self.mem_half_life_s = mem_half_life_s
+        self.mem_interval_s = mem_interval_s
+        self.mem_interval_count = mem_interval_count
+        self.confidence_interval_s = confidence_interval_s
+        self.bucket_growth = bucket_growth
+        self.cpu_first_bucket = cpu_first_bucket
+        self.mem_first_bucket = mem_first_bucket
+        self.min_sample_weight = min_sample_weight
+        self.oom_bump_ratio = oom_bump_ratio
+        self.oom_min_bump = oom_min_bump
+        self.oom_basis = oom_basis
+        self.update_threshold = update_threshold
+        self.pod_lifetime_threshold_s = pod_lifetime_threshold_s
+        self.min_samples = min_samples
+
+    def get_params(self) -> dict[str, object]:
+        return {name: getattr(self, name) for name in _SETTINGS}
+
+    def set_params(self, **params: object) -> VerticalPodAutoscaler:
+        for name, value in params.items():
+            if name not in _SETTINGS:
+                raise ValueError(f"unknown setting {name!r}")
+            setattr(self, name, value)
+        return self
+
+    # ------------------------------------------------------------------ learned state
+    def _setup(self) -> None:
+        if self.aggregate not in ("component", "app"):
+            raise ValueError(f"aggregate must be 'component' or 'app', not {self.aggregate!r}")
+        if self.oom_basis not in ("allocation", "demand"):
+            raise ValueError(f"oom_basis must be 'allocation' or 'demand', not {self.oom_basis!r}")
+        ratio = 1.0 + self.bucket_growth
+        eps = 0.001 * self.min_sample_weight  # aggregations_config.go's epsilon
+        qs = np.array([self.lower_percentile, self.target_percentile, self.upper_percentile])
+        k = 1024
+        # Aggregates, one slot each: histograms and the history that sets the confidence.
+        self.cpu_ = DecayingHistograms(
+            k, self.cpu_first_bucket, ratio, CPU_MAX, self.cpu_half_life_s, eps, qs
+        )
+        self.mem_ = DecayingHistograms(
+            k, self.mem_first_bucket, ratio, MEM_MAX, self.mem_half_life_s, eps, qs
+        )
+        self.agg_key_ = np.full(k, -1, np.int64)
+        self.agg_first_ = np.full(k, np.nan)  # first CPU sample (s)
+        self.agg_last_ = np.full(k, np.nan)  # last CPU sample (s)
+        self.agg_count_ = np.zeros(k, np.int64)  # CPU samples
+        self.agg_observed_ = np.zeros(k)  # seconds those samples cover
+        self.agg_seen_ = np.zeros(k)  # last time (s) a component of the aggregate ran
+        self.free_ = np.arange(k - 1, -1, -1, dtype=np.int64)  # free slots, a stack
+        self.free_top_ = k
+        self.slot_of_ = np.full(0, -1, np.int64)  # key (component or app id) -> slot
+        # Per component id: its container's memory window (container.go) and what an OOM record
+        # needs after the row is gone.
+        self.win_end_ = np.full(0, np.nan)  # end of the memory aggregation interval (s)
+        self.mem_peak_ = np.zeros(0)  # usage peak in that interval (GiB)
+        self.oom_peak_ = np.zeros(0)  # OOM-bumped peak in that interval (GiB)
+        self.alloc_mem_ = np.zeros(0)  # memory allocation we left it with (GiB)
+        self.req_mem_ = np.zeros(0)  # its original memory request, maxAllowed (GiB)
+        self.key_of_comp_ = np.full(0, -1, np.int64)
+        self.comp_time_ = np.full(0, np.nan)  # our last call at which it ran (s)
+        # Per workload row: which incarnation (component, start) ran there at our last call.
+        self.row_time_ = np.full(0, np.nan)
+        self.row_comp_ = np.full(0, -1, np.int64)
+        self.row_start_ = np.full(0, np.nan)
+        self.prev_comps_ = np.empty(0, np.int64)  # components and apps running at our last call
+        self.prev_apps_ = np.empty(0, np.int64)
+        self.last_now_ = np.nan
+        self.failures_: NDArray[np.int32] | None = None
+        self.last_gc_ = -np.inf
+
+    def _fit_sizes(self, n_rows: int, max_comp: int, max_key: int) -> None:
+        """Grow the per-row, per-component and per-key arrays to cover the indices in use."""
+        if len(self.row_time_) < n_rows:
+            self.row_time_ = _grown(self.row_time_, n_rows, np.nan)
+            self.row_comp_ = _grown(self.row_comp_, n_rows, -1)
+            self.row_start_ = _grown(self.row_start_, n_rows, np.nan)
+        if len(self.win_end_) <= max_comp:
+            n = max_comp + 1
+            self.win_end_ = _grown(self.win_end_, n, np.nan)
+            self.mem_peak_ = _grown(self.mem_peak_, n, 0.0)
+            self.oom_peak_ = _grown(self.oom_peak_, n, 0.0)
+            self.alloc_mem_ = _grown(self.alloc_mem_, n, 0.0)
+            self.req_mem_ = _grown(self.req_mem_, n, 0.0)
+            self.key_of_comp_ = _grown(self.key_of_comp_, n, -1)
+            self.comp_time_ = _grown(self.comp_time_, n, np.nan)
+        self.slot_of_ = _grown(self.slot_of_, max_key + 1, -1)
+
+    def _slots(self, keys: NDArray[np.int64], now: float) -> NDArray[np.int64]:
+        """(n,) slot of each key, opening empty aggregates for keys not tracked yet."""
+        slots = self.slot_of_[keys]
+        missing = slots < 0
+        if missing.any():
+            new = np.unique(keys[missing])
+            need = len(new)
+            if self.free_top_ < need:
+                self._grow_slots(need)
+            taken = self.free_[self.free_top_ - need : self.free_top_][::-1]
+            self.free_top_ -= need
+            self.slot_of_[new] = taken
+            self.agg_key_[taken] = new
+            self.agg_first_[taken] = np.nan
+            self.agg_last_[taken] = np.nan
+            self.agg_count_[taken] = 0
+            self.agg_observed_[taken] = 0.0
+            self.agg_seen_[taken] = now
+            slots = self.slot_of_[keys]
+        return slots
+
+    def _grow_slots(self, need: int) -> None:
+        old = len(self.agg_key_)
+        size = max(2 * old, old + need)
+        self.cpu_.grow(size)
+        self.mem_.grow(size)
+        self.agg_key_ = _grown(self.agg_key_, size, -1)
+        self.agg_first_ = _grown(self.agg_first_, size, np.nan)
+        self.agg_last_ = _grown(self.agg_last_, size, np.nan)
+        self.agg_count_ = _grown(self.agg_count_, size, 0)
+        self.agg_observed_ = _grown(self.agg_observed_, size, 0.0)
+        self.agg_seen_ = _grown(self.agg_seen_, size, 0.0)
+        free = np.empty(size, np.int64)
+        free[: self.free_top_] = self.free_[: self.free_top_]
+        free[self.free_top_ : self.free_top_ + size - old] = np.arange(size - 1, old - 1, -1)
+        self.free_, self.free_top_ = free, self.free_top_ + size - old
+
+    def _forget(self, now: float) -> None:
+        """Free the slots of aggregates that have not run for the memory aggregation window."""
+        window = self.mem_interval_s * self.mem_interval_count
+        self._release(np.flatnonzero((self.agg_key_ >= 0) & (now - self.agg_seen_ >= window)))
+
+    def _release(self, stale: NDArray[np.int64]) -> None:
+        """Free aggregate slots ``stale`` (distinct) and forget their keys."""
+        if len(stale) == 0:
+            return
+        self.slot_of_[self.agg_key_[stale]] = -1
+        self.agg_key_[stale] = -1
+        self.cpu_.clear(stale)
+        self.mem_.clear(stale)
+        self.free_[self.free_top_ : self.free_top_ + len(stale)] = stale
+        self.free_top_ += len(stale)
+
+    # ------------------------------------------------------------------ samples
+    def _add_memory(
+        self,
+        comps: NDArray[np.int64],
+        slots: NDArray[np.int64],
+        value: NDArray,
+        t: float,
+        oom: bool,
+    ) -> None:
+        """Memory samples (GiB) of distinct components at time ``t`` (s), container.go's rule:
+        one peak per container per interval, stamped at the interval's end; a larger sample in
+        the same interval replaces the peak; a sample past the interval opens the next one (the
+        first sample of a component opens its first interval)."""
+        interval = self.mem_interval_s
+        end = self.win_end_[comps]
+        end = np.where(np.isnan(end), t, end)  # first sample: its interval starts now
+        inside = t < end
+        peak = np.maximum(self.mem_peak_[comps], self.oom_peak_[comps])
+        # container.go also requires the old peak to be non-zero; a zero peak is in the histogram
+        # all the same, and with that condition a container whose interval began at zero usage
+        # ignores its OOMs until the next interval (our traces have zero memory samples).
+        replace = inside & (value > peak)
+        if replace.any():
+            self.mem_.remove(slots[replace], peak[replace], self.mem_.factor(end[replace]))
+        roll = ~inside
+        end = np.where(roll, end + np.floor((t - end) / interval) * interval + interval, end)
+        self.win_end_[comps] = end
+        self.mem_peak_[comps[roll]] = 0.0
+        self.oom_peak_[comps[roll]] = 0.0
+        add = replace | roll
+        if add.any():
+            self.mem_.add(slots[add], value[add], self.mem_.factor(end[add]))
+            (self.oom_peak_ if oom else self.mem_peak_)[comps[add]] = value[add]
+
+    def _record_ooms(self, comps: NDArray[np.int64], demand: NDArray, t: float) -> None:
+        """container.go RecordOOM: a memory sample of max(m + min bump, ratio * m), at most the
+        request, m = max(memory allocation (or demand) at the kill, the interval's usage peak)."""
+        comps = np.asarray(comps, np.int64)
+        demand = np.asarray(demand, np.float64)
+        known = comps < len(self.key_of_comp_)
+        known[known] = self.key_of_comp_[comps[known]] >= 0
+        comps, demand = comps[known], demand[known]
+        slots = self.slot_of_[self.key_of_comp_[comps]]
+        comps, demand, slots = comps[slots >= 0], demand[slots >= 0], slots[slots >= 0]
+        if len(comps) == 0:
+            return
+        used = demand if self.oom_basis == "demand" else self.alloc_mem_[comps]
+        used = np.maximum(used, self.mem_peak_[comps])
+        used = np.minimum(used, self.req_mem_[comps])
+        bumped = np.maximum(used + self.oom_min_bump, used * self.oom_bump_ratio)
+        self._add_memory(comps, slots, np.minimum(bumped, self.req_mem_[comps]), t, oom=True)
+
+    def _add_samples(
+        self, view: ClusterView, rows: NDArray[np.int64], comps, slots, t: float, covers: float
+    ) -> None:
+        """The usage observed at time ``t`` of ``rows`` (one CPU and one memory sample each),
+        each sample covering ``covers`` seconds of history."""
+        wl = view.workloads
+        used = wl.used[rows].astype(np.float64)
+        cpu_request = wl.limit[rows, CPU].astype(np.float64)
+        # aggregate_container_state.go: weight = max(request, min weight), so that raising the
+        # request makes older history count less.
+        weight = np.maximum(cpu_request, self.min_sample_weight) * self.cpu_.factor(t)
+        self.cpu_.add(slots, used[:, CPU], weight)
+        np.add.at(self.agg_count_, slots, 1)
+        np.add.at(self.agg_observed_, slots, covers)
+        self.agg_first_[slots] = np.fmin(self.agg_first_[slots], t)
+        self.agg_last_[slots] = t
+        self._add_memory(comps, slots, used[:, MEM], t, oom=False)
+
+    # ------------------------------------------------------------------ recommendation
+    def _estimate(self, slots: NDArray[np.int64]) -> NDArray[np.float64]:
+        """(n, 3, R) lower bound, target, upper bound of each aggregate slot (cores, GiB): the
+        percentiles plus margin, confidence-scaled, raised to the minimums; not capped."""
+        est = np.empty((len(slots), 3, R))
+        est[:, :, CPU] = self.cpu_.percentiles(slots)
+        est[:, :, MEM] = self.mem_.percentiles(slots)
+        est *= 1.0 + self.safety_margin
+        lifespan = self.agg_last_[slots] - self.agg_first_[slots]
+        confidence = np.minimum(lifespan, self.agg_observed_[slots]) / self.confidence_interval_s
+        with np.errstate(divide="ignore"):  # no history yet: bounds [0, inf)
+            for k, (mult, exp) in ((2, UPPER_CONFIDENCE), (0, LOWER_CONFIDENCE)):
+                est[:, k] *= ((1.0 + mult / confidence) ** exp)[:, None]
+        return np.maximum(est, np.array([self.min_cpu, self.min_mem]))
+
+    def recommendation(self, keys: NDArray[np.integer]) -> NDArray[np.float64]:
+        """(n, 3, R) lower bound, target and upper bound (cores, GiB) of aggregates ``keys``
+        (component ids, or app ids with ``aggregate="app"``), before capping at a request; NaN
+        where there is no recommendation (fewer than ``min_samples`` samples, or unknown key)."""
+        keys = np.asarray(keys, np.int64).reshape(-1)
+        out = np.full((len(keys), 3, R), np.nan)
+        if not hasattr(self, "agg_key_"):
+            return out
+        inside = keys < len(self.slot_of_)
+        slots = np.full(len(keys), -1, np.int64)
+        slots[inside] = self.slot_of_[keys[inside]]
+        ok = slots >= 0
+        ok[ok] = self.agg_count_[slots[ok]] >= max(self.min_samples, 1)
+        if ok.any():
+            out[ok] = self._estimate(slots[ok])
+        return out
+
+    # ------------------------------------------------------------------ the tick
+    def decide(self, view: ClusterView, forecast: object = None) -> Decisions:
+        """Learn from the usage and OOMs observed at the last tick, then resize the running rows
+        VPA's updater (or admission controller, for rows new since the last call) would change."""
+        if not hasattr(self, "agg_key_"):
+            self._setup()
+        now = float(view.now)
+        wl = view.workloads
+        rows = np.asarray(view.running, np.int64)
+        comps = wl.component[rows].astype(np.int64)
+        apps = wl.app[rows].astype(np.int64)
+        keys = comps if self.aggregate == "component" else apps
+        ooms, oom_demand = view.recent_ooms
+        ooms = np.asarray(ooms, np.int64)
+        max_comp = max(int(comps.max(initial=-1)), int(ooms.max(initial=-1)))
+        self._fit_sizes(len(wl), max_comp, int(keys.max(initial=-1)))
+        prev = self.last_now_
+        fresh = not np.isnan(prev) and now > prev  # a new tick: there is something to learn
+
+        # Rows running the same incarnation as at our last call were observed at that tick.
+        same = (
+            (self.row_time_[rows] == prev)
+            & (self.row_comp_[rows] == comps)
+            & (self.row_start_[rows] == wl.start[rows])
+        )
+        if len(ooms):
+            same &= ~np.isin(comps, ooms)
+        failures = getattr(view, "app_failures", None)
+        failures = None if failures is None else np.asarray(failures)
+        compare = (
+            failures is not None
+            and self.failures_ is not None
+            and len(self.failures_) == len(failures)
+        )
+        if compare:
+            # an application failed and restarted at that very instant: new incarnations
+            same &= failures[apps] == self.failures_[apps]
+        self.comp_time_[comps] = now
+        if self.aggregate == "component" and len(self.prev_comps_):
+            # Components gone since the last call neither out of memory nor with their
+            # application completed: their aggregates will not be asked for again (unless the
+            # application fails later and reruns them, and then they start afresh, as new pods).
+            gone = self.comp_time_[self.prev_comps_] != now
+            if len(ooms):
+                gone &= ~np.isin(self.prev_comps_, ooms)
+            if compare:
+                prev_apps = self.prev_apps_
+                gone &= failures[prev_apps] == self.failures_[prev_apps]
+            done = self.slot_of_[self.prev_comps_[gone]]
+            self._release(done[done >= 0])
+        self.failures_ = None if failures is None else failures.copy()
+        self.prev_comps_, self.prev_apps_ = comps, apps
+
+        if fresh and len(ooms):
+            self._record_ooms(ooms, oom_demand, prev)
+        new = ~same
+        self.key_of_comp_[comps] = keys
+        self.req_mem_[comps] = wl.request[rows, MEM]
+        slots = self._slots(keys, now)
+        self.agg_seen_[slots] = now
+        if fresh:
+            seen = np.flatnonzero(same)
+            if len(seen):
+                self._add_samples(view, rows[seen], comps[seen], slots[seen], prev, now - prev)
+
+        limit = wl.limit[rows].astype(np.float64)
+        picked, resize_limit = self._updates(view, rows, slots, new, limit, now)
+        limit[picked] = resize_limit
+
+        self.alloc_mem_[comps] = limit[:, MEM]
+        self.row_time_[rows] = now
+        self.row_comp_[rows] = comps
+        self.row_start_[rows] = wl.start[rows]
+        self.last_now_ = now
+        if now - self.last_gc_ >= 3600.0:  # hourly is plenty against an 8-day window
+            self._forget(now)
+            self.last_gc_ = now
+        return Decisions(resize_rows=rows[picked], resize_limit=resize_limit)
+
+    def _updates(self, view, rows, slots, new, limit, now):
+        """Which of ``rows`` to resize (indices into ``rows``) and their new limits (n, R) float32:
+        new rows (admission) and rows the updater picks, set to the target capped at the request,
+        where that changes the limit."""
+        wl = view.workloads
+        ready = np.flatnonzero(self.agg_count_[slots] >= max(self.min_samples, 1))
+        if len(ready) == 0:
+            return ready, np.zeros((0, R), np.float32)
+        got = slots[ready]
+        cpu, mem = self.cpu_, self.mem_
+        # a histogram is empty only if all its samples were removed: no recommendation then
+        got_ok = (cpu.total[got] > 0) & (mem.total[got] > 0)
+        ready, got = ready[got_ok], got[got_ok]
+        update, target32 = recommend_and_update(
+            got,
+            cpu.idx,
+            cpu.ends,
+            mem.idx,
+            mem.ends,
+            self.agg_first_,
+            self.agg_last_,
+            self.agg_observed_,
+            wl.request[rows[ready]].astype(np.float64),
+            limit[ready],
+            new[ready],
+            now - wl.start[rows[ready]],
+            float(self.safety_margin),
+            float(self.confidence_interval_s),
+            float(self.min_cpu),
+            float(self.min_mem),
+            float(self.update_threshold),
+            float(self.pod_lifetime_threshold_s),
+        )
+        return ready[update], target32[update]
