@@ -42,6 +42,7 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
         (["simulate", "--apps", "5", "--controller", "nope"], "unknown controller 'nope'"),
         (["simulate", "--apps", "5", "--placement", "worst-fit"], "unknown placement 'worst-fit'"),
         (["simulate", "--jobs", "/nonexistent/store"], "not a trace store"),
+        (["simulate", "--apps", "5", "--controller", "pessimistic"], "needs a forecaster"),
         (["forecast", "eval", "--models", "naive,prophet"], "unknown forecaster 'prophet'"),
         (["forecast", "eval", "--history", "ten"], "--history: expected whole numbers"),
         (["forecast", "eval", "--store", "/nonexistent/store"], "not a trace store"),

@@ -149,7 +149,14 @@ def simulate(
     elastic_share: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Share of applications that are elastic.")
     ] = 0.6,
-    controller: Annotated[str, typer.Option(help="Shaping controller by name.")] = "reservation",
+    controller: Annotated[
+        str,
+        typer.Option(help="Shaping controller: reservation, optimistic, pessimistic or vpa."),
+    ] = "reservation",
+    forecaster: Annotated[
+        str | None,
+        typer.Option(help="Forecaster for controllers that need one (e.g. oracle, gp-exp)."),
+    ] = None,
     placement: Annotated[
         str,
         typer.Option(
@@ -179,6 +186,7 @@ def simulate(
     settings = RunSettings(
         hosts=hosts,
         controller=controller,
+        forecaster=forecaster,
         placement=placement,
         horizon_s=None if stop_days is None else stop_days * 86400.0,
     )
