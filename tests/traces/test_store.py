@@ -65,3 +65,11 @@ def test_shipped_samples_load_with_the_canonical_schema(name, workloads, usage, 
 def test_unknown_sample_lists_the_shipped_ones():
     with pytest.raises(TraceError, match="samples: alibaba2017, bitbrains, google2011-derived"):
         sample_path("azure")
+
+
+def test_a_truncated_table_is_named_when_the_store_is_opened(tmp_path):
+    path = make_store(tmp_path / "s")
+    whole = (path / "usage.parquet").read_bytes()
+    (path / "usage.parquet").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(TraceError, match=r"usage\.parquet: not a readable Parquet file"):
+        load_store(path)

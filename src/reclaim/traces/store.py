@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from reclaim.errors import TraceError
 from reclaim.traces.schema import HOSTS_FILE, META_FILE, USAGE_FILE, WORKLOADS_FILE
@@ -56,6 +58,9 @@ def load_store(path: str | Path) -> Store:
     for name in (META_FILE, WORKLOADS_FILE, USAGE_FILE):
         if not (path / name).is_file():
             raise TraceError(path, f"{hint}: {name} is missing")
+    for name in (WORKLOADS_FILE, USAGE_FILE, HOSTS_FILE):
+        if (path / name).is_file():
+            _check_parquet(path / name)
     try:
         meta = json.loads((path / META_FILE).read_text())
     except (OSError, ValueError) as err:
@@ -64,6 +69,15 @@ def load_store(path: str | Path) -> Store:
         found = meta.get("store_version")
         raise TraceError(path, f"store version {found!r}, this reclaim reads {STORE_VERSION}")
     return Store(path, meta)
+
+
+def _check_parquet(path: Path) -> None:
+    """Read the footer only: a truncated or foreign file fails here, with its name, rather than
+    deep inside a lazy query later."""
+    try:
+        pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as err:
+        raise TraceError(path, f"not a readable Parquet file ({err})") from None
 
 
 def sample_path(name: str) -> Path:
