@@ -75,6 +75,7 @@ class Conformal(Forecaster):
             if not 0.0 < self.coverage < 1.0:
                 raise ForecastError(f"conformal: coverage must lie in (0, 1), got {self.coverage}")
             self.base_ = registry.build("forecaster", self.base, **(self.base_params or {}))
+            self.z_ = float(gaussian_quantile(self.coverage))  # the base model's own bound
             self.alpha_ = 1.0 - self.coverage
             self.scores_ = np.empty(0)  # the last ``window`` scores, oldest first
             self.state_ = KeyedState(mean=np.nan, std=np.nan, bound=np.nan)
@@ -85,9 +86,8 @@ class Conformal(Forecaster):
     @property
     def q_(self) -> float:
         """Current bound in standard deviations of the base forecast."""
-        z = float(gaussian_quantile(self.coverage))
         if len(self.scores_) < self.min_scores:
-            return z
+            return self.z_
         if self.alpha_ <= 0.0:
             return float(np.max(self.scores_))  # asked for more than the data has seen
         if self.alpha_ >= 1.0:
@@ -126,7 +126,7 @@ class Conformal(Forecaster):
     def predict(self, h: int = 1) -> Forecast:
         raw = self.base_.predict(h)
         q = max(self.q_, 0.0)
-        std = raw.std * (q / float(gaussian_quantile(self.coverage)))
+        std = raw.std * (q / self.z_)
         if self.keys_ is not None:
             with np.errstate(invalid="ignore"):  # inf std: the bound is inf, as it should be
                 bound = np.where(np.isinf(std[:, 0]), np.inf, raw.mean[:, 0] + q * raw.std[:, 0])
