@@ -10,8 +10,9 @@ from reclaim.shaping.base import UsageForecast
 from reclaim.state.tables import HostTable, WorkloadTable
 
 
-def hand_view(rows, hosts="2x4c8g", now=3600.0, failures=None):
-    """``rows``: list of (app, host, core, start, request (cpu, mem)); limits start at requests."""
+def hand_view(rows, hosts="2x4c8g", now=3600.0, failures=None, ooms=None):
+    """``rows``: list of (app, host, core, start, request (cpu, mem)); limits start at requests.
+    Row i runs component i; ``failures`` per application, ``ooms`` per component."""
     wt = WorkloadTable.empty(len(rows))
     for i, (app, host, core, start, request) in enumerate(rows):
         wt.component[i], wt.app[i], wt.host[i] = i, app, host
@@ -24,6 +25,7 @@ def hand_view(rows, hosts="2x4c8g", now=3600.0, failures=None):
         workloads=wt,
         running=np.arange(len(rows)),
         app_failures=np.asarray(failures if failures is not None else [0] * n_apps, np.int32),
+        component_ooms=np.asarray(ooms if ooms is not None else [0] * len(rows), np.uint8),
     )
 
 

@@ -32,3 +32,11 @@ def test_grace_period_missing_forecast_and_repeated_failures_keep_the_request():
     target, shaped = Shaper(k1=0.0, k2=0.0).targets(view, fc)
     assert shaped.tolist() == [False, False, False, True]
     assert target[:3].tolist() == [[2.0, 4.0]] * 3 and target[3].tolist() == [1.0, 1.0]
+
+
+def test_a_component_out_of_memory_max_failures_times_keeps_its_request():
+    view = hand_view([(0, 0, False, 0.0, (2.0, 4.0)), (0, 1, False, 0.0, (2.0, 4.0))], ooms=[3, 2])
+    fc = exact_forecast(view, [[1.0, 1.0], [1.0, 1.0]])
+    target, shaped = Shaper(k1=0.0, k2=0.0, max_failures=3).targets(view, fc)
+    assert shaped.tolist() == [False, True]
+    assert target.tolist() == [[2.0, 4.0], [1.0, 1.0]]

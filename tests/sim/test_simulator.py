@@ -48,6 +48,8 @@ def test_two_hosts_three_apps_exact_turnaround_and_slack():
     # Every component uses half its request: slack is exactly 50 % at every tick.
     assert res.timeline["slack_cpu"].drop_nulls().to_list() == [0.5] * 4
     assert res.summary["slack_mem_weighted"] == 0.5
+    # Per application, over the ticks it was running at: apps 0 and 2 end between ticks.
+    assert column(res, "slack_cpu") == [0.5, 0.5, None]
     # Ticks at 0, 300, 600, 900; the run ends at 1010 with app 1.
     assert res.timeline["time"].to_list() == [0.0, 300.0, 600.0, 900.0]
     assert res.timeline["allocated_cpu"].to_list() == [4.0, 4.0, 4.0, 4.0]
@@ -210,3 +212,20 @@ def test_head_that_cannot_be_packed_even_on_an_empty_cluster_is_rejected():
     _, res = run(wl, hosts="2x4c8g")
     assert column(res, "state") == ["done", "rejected", "done"]
     assert column(res, "first_start") == [0.0, None, 50.0]
+
+
+def test_an_elastic_component_outgrowing_its_forecast_is_shaped_no_more_after_max_failures():
+    """Its memory jumps from 1 to 3 GiB at its third sample, beyond the naive forecast (last
+    value) + 5 % of 4 GiB. Each rerun replays the same usage, so each shaped attempt dies at the
+    same age; after ``max_failures`` deaths it keeps its request and finishes."""
+    from reclaim.forecast.naive import Naive
+    from reclaim.shaping.pessimistic import Pessimistic
+
+    shapes = [[[0.5, 0.25]], [[0.5, 0.25]] * 2 + [[0.5, 0.75]] * 20]
+    comps = [(1, 1, 5000, True, 0, 0), (1, 4, 2000, False, 1, 0)]
+    wl = tiny_workload([(0.0, comps)], shapes=shapes)
+    controller = Pessimistic(grace_s=0.0, max_failures=2)
+    sim, res = run(wl, hosts="1x4c8g", controller=controller, forecaster=Naive(), horizon=5e4)
+    assert column(res, "component_ooms") == [2]
+    assert column(res, "state") == ["done"]
+    assert sim.comp_ooms.tolist() == [0, 2]

@@ -1,6 +1,12 @@
 """Metrics: pure functions from simulator output to tables and summaries."""
 
-from reclaim.metrics.apps import application_table, summarize_applications
+from reclaim.metrics.apps import application_slack, application_table, summarize_applications
 from reclaim.metrics.timeline import summarize_timeline, timeline_table
 
-__all__ = ["application_table", "summarize_applications", "summarize_timeline", "timeline_table"]
+__all__ = [
+    "application_slack",
+    "application_table",
+    "summarize_applications",
+    "summarize_timeline",
+    "timeline_table",
+]

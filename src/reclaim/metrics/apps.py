@@ -1,10 +1,12 @@
-"""Per-application metrics: queue time, run time, turnaround, failures, work lost."""
+"""Per-application metrics: queue time, run time, turnaround, failures, work lost, slack."""
 
 from __future__ import annotations
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
+
+from reclaim.types import RESOURCES
 
 
 def application_table(
@@ -39,6 +41,16 @@ def application_table(
     )
 
 
+def application_slack(
+    allocated: NDArray[np.float64], used: NDArray[np.float64]
+) -> dict[str, NDArray[np.float64]]:
+    """``slack_<r>`` per application: (allocated - used) / allocated over its life, from (A, R)
+    resource-seconds; NaN for an application that was never allocated anything."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slack = np.where(allocated > 0, (allocated - used) / allocated, np.nan)
+    return {f"slack_{name}": slack[:, r] for r, name in enumerate(RESOURCES)}
+
+
 def summarize_applications(apps: pl.DataFrame) -> dict[str, float]:
     """Counts by state and the distribution of turnaround and queue time over finished apps."""
     done = apps.filter(pl.col("state") == "done")
@@ -54,5 +66,11 @@ def summarize_applications(apps: pl.DataFrame) -> dict[str, float]:
     out["failures"] = float(apps["failures"].sum())
     out["preemptions"] = float(apps["preemptions"].sum())
     out["component_losses"] = float(apps["component_losses"].sum())
+    out["component_ooms"] = float(apps["component_ooms"].sum())
     out["work_lost_core_h"] = float(apps["work_lost"].sum()) / 3600.0
+    out["failure_rate"] = out["apps_failed_at_least_once"] / max(len(apps), 1)
+    for name in RESOURCES:
+        column = f"slack_{name}"
+        if column in done.columns and done[column].drop_nulls().len():
+            out[f"app_{column}_mean"] = float(done[column].drop_nulls().mean())
     return out

@@ -8,7 +8,10 @@ above the request (the reservation is what the component asked for and what its 
 clipped to). A component is not shaped, and keeps its request, during a grace period after it
 starts (the paper's system waits 10 minutes), while it has no forecast, and once its application
 has failed ``max_failures`` times (the paper stops shaping an application after repeated
-failures without saying after how many; 3 is our default).
+failures without saying after how many; 3 is our default). The same rule applies to a component
+that ran out of memory ``max_failures`` times on its own: an elastic component's OOM does not fail
+its application, and a rerun replays the same usage, so without the rule a component whose memory
+outgrows its forecast would be stopped at the same age on every attempt and never finish.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Shaper:
             (view.now - wl.start[rows] >= self.grace_s)
             & np.isfinite(forecast.mean).all(axis=1)
             & (view.app_failures[wl.app[rows]] < self.max_failures)
+            & (view.component_ooms[wl.component[rows]] < self.max_failures)
         )
         with np.errstate(invalid="ignore"):  # inf std on unshaped rows; they keep the request
             wanted = forecast.mean + self.k1 * request + self.k2 * forecast.std

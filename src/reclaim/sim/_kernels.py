@@ -327,6 +327,17 @@ def recount(rows, host, limit, used, allocated, host_used):
 
 
 @numba.njit(cache=True)
+def accumulate_by_app(rows, app, limit, used, seconds, app_allocated, app_used):
+    """Add ``seconds`` x ``rows``' ``limit`` and ``used`` (W, R) into their applications' running
+    totals ``app_allocated`` and ``app_used`` (A, R) float64 (resource-seconds)."""
+    for r in rows:
+        a = app[r]
+        for j in range(limit.shape[1]):
+            app_allocated[a, j] += seconds * limit[r, j]
+            app_used[a, j] += seconds * used[r, j]
+
+
+@numba.njit(cache=True)
 def same_row(a, i, j):
     """``a[i] == a[j]`` on every column, without allocating."""
     same = True

@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from reclaim.metrics import (
+    application_slack,
     application_table,
     summarize_applications,
     summarize_timeline,
@@ -47,7 +48,9 @@ class SimResult:
             failures=sim.app_failures,
             preemptions=sim.app_preemptions,
             component_losses=sim.app_component_losses,
+            component_ooms=sim.app_component_ooms,
             work_lost=sim.app_work_lost,
+            **application_slack(sim.app_allocated, sim.app_used),
         )
         timeline = timeline_table(sim.timeline, sim.hosts.capacity)
         summary = summarize_applications(apps) | summarize_timeline(timeline)

@@ -26,6 +26,9 @@ Model (every policy is judged under it, so it is stated here once):
   running component's CPU and memory demand for the coming interval, by the run's forecaster,
   from the component's observed demand since it started (at most ``forecast_window`` samples);
   the ``oracle`` forecaster is handed the true demand.
+- Slack. At each tick every running component's allocation and usage count for the interval
+  until the next tick, summed per application: its slack is (allocated - used) / allocated over its
+  whole life, the per-application measure of the shaping paper's section 4.1.
 - Failures. A failed or preempted core component fails its whole application: all its components
   stop, all work done so far (finished components included) is lost, and the application returns to
   the queue at its original position. A failed or preempted elastic component loses its own work and
@@ -124,6 +127,7 @@ class Simulator:
         self.now = 0.0
         self.period = float(wl.period)
         self.comp_state = np.full(wl.n_components, Status.PENDING, np.int8)
+        self.comp_ooms = np.zeros(wl.n_components, np.uint8)  # saturates at 255
         self.app_state = np.full(n_apps, WAITING, np.int8)
         self.app_first_start = np.full(n_apps, np.nan)
         self.app_start = np.full(n_apps, np.nan)
@@ -131,7 +135,11 @@ class Simulator:
         self.app_failures = np.zeros(n_apps, np.int32)
         self.app_preemptions = np.zeros(n_apps, np.int32)
         self.app_component_losses = np.zeros(n_apps, np.int32)
+        self.app_component_ooms = np.zeros(n_apps, np.int32)
         self.app_work_lost = np.zeros(n_apps, np.float64)
+        # resource-seconds allocated to and used by each application, over all its attempts
+        self.app_allocated = np.zeros((n_apps, R), np.float64)
+        self.app_used = np.zeros((n_apps, R), np.float64)
         self.app_done = np.zeros(n_apps, np.int64)
         self.app_size = np.diff(cp)
         self.n_core = np.add.reduceat(wl.core.astype(np.int64), cp[:-1])
@@ -277,6 +285,15 @@ class Simulator:
         # Recomputed from scratch at each tick, so that incremental sums cannot drift.
         _kernels.recount(
             rows, self.wt.host, self.wt.limit, self.wt.used, self.hosts.allocated, self.hosts.used
+        )
+        _kernels.accumulate_by_app(
+            rows,
+            self.wt.app,
+            self.wt.limit,
+            self.wt.used,
+            self.period,
+            self.app_allocated,
+            self.app_used,
         )
         self._timeline.append(
             np.concatenate(
@@ -436,6 +453,9 @@ class Simulator:
         """Stop ``rows`` for ``reason`` (OOM or KILLED), with the consequences the model states."""
         rows = rows[self.wt.host[rows] >= 0]
         self._advance(rows, t)
+        if reason == Status.OOM:
+            comps = self.wt.component[rows]
+            self.comp_ooms[comps] = np.minimum(self.comp_ooms[comps], 254) + 1
         core = self.wt.core[rows]
         for app in np.unique(self.wt.app[rows[core]]):
             self._fail_app(int(app), reason, t)
@@ -446,6 +466,8 @@ class Simulator:
         lost = self.workload.work[comps] - self._remaining[elastic]
         np.add.at(self.app_work_lost, apps, lost)
         np.add.at(self.app_component_losses, apps, 1)
+        if reason == Status.OOM:
+            np.add.at(self.app_component_ooms, apps, 1)
         self.comp_state[comps] = Status.PENDING
         self._release(elastic)
         for app, comp in zip(apps.tolist(), comps.tolist(), strict=True):

@@ -33,6 +33,9 @@ class ClusterView(Protocol):
     def app_failures(self) -> NDArray[np.int32]: ...  # (A,) failures of each application so far
 
     @property
+    def component_ooms(self) -> NDArray[np.uint8]: ...  # (C,) out-of-memory stops per component
+
+    @property
     def recent_ooms(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]: ...
 
     def usage_history(self, rows: NDArray[np.integer], window: int) -> GroupedArray: ...
@@ -68,6 +71,12 @@ class SimView:
     def app_failures(self) -> NDArray[np.int32]:
         """(A,) int32 out-of-memory failures of each application so far (its rows' ``app``)."""
         return self._sim.app_failures
+
+    @property
+    def component_ooms(self) -> NDArray[np.uint8]:
+        """(C,) uint8 times each component (by id, its rows' ``component``) was stopped out of
+        memory so far, saturating at 255."""
+        return self._sim.comp_ooms
 
     @property
     def recent_ooms(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
