@@ -332,7 +332,7 @@ def test_a_restarted_component_is_admitted_at_its_target():
 
 
 def test_min_samples_delays_the_first_decision():
-    ctrl = VerticalPodAutoscaler(min_samples=3)
+    ctrl = VerticalPodAutoscaler(min_samples=3, max_failures=None)
     view = View(table([[4.0, 4.0]], apps=[0]), apps=1)
     wt = view.workloads
     tick(ctrl, view, 0.0, used=[[1.0, 1.0]])
@@ -346,6 +346,23 @@ def test_min_samples_delays_the_first_decision():
     view.app_failures[0] += 1  # restarts with 3: admitted at the target
     wt.start[0] = 1500.0
     assert len(tick(ctrl, view, 1500.0)) == 1
+
+
+def test_after_max_failures_it_gives_up_and_restores_the_request():
+    ctrl = VerticalPodAutoscaler(max_failures=2)
+    view = View(table([[4.0, 4.0], [4.0, 4.0]], apps=[0, 1]), apps=2)
+    view.component_ooms = np.zeros(2, np.uint8)
+    wt = view.workloads
+    for t in range(0, 3600 * 25, 300):  # a day of steady usage: both get their targets
+        tick(ctrl, view, float(t), used=[[1.0, 1.0], [1.0, 1.0]])
+    assert np.all(wt.limit[:2] < wt.request[:2])
+    view.component_ooms[1] = 2  # component 1 ran out of memory twice
+    d = tick(ctrl, view, 3600.0 * 25, used=[[1.0, 1.0], [1.0, 1.0]])
+    assert d.resize_rows.tolist() == [1]
+    assert d.resize_limit.tolist() == [[4.0, 4.0]]
+    assert len(tick(ctrl, view, 3600.0 * 25 + 300)) == 0  # and leaves it there
+    view.app_failures[0] = 2
+    assert tick(ctrl, view, 3600.0 * 25 + 600).resize_rows.tolist() == [0]
 
 
 def test_state_of_components_not_seen_for_8_days_is_dropped():

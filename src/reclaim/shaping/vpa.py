@@ -60,6 +60,12 @@ Where we differ, and why:
   which never matters for real containers (working sets are never zero) but would make a
   component of our traces whose interval began at zero memory ignore its OOMs for a day.
 - No integer rounding of millicores or bytes, no checkpoints, no history provider.
+- Giving up. VPA keeps resizing a container however often it is OOM-killed; a batch application
+  whose memory peaks come back less often than its decaying histogram remembers them would then
+  fail and restart forever. Like the shaping paper's controllers, we stop resizing (back to the
+  request) an application that failed, or a component that ran out of memory, ``max_failures``
+  times (None: never give up, as upstream). A Kubernetes Job would give up on it altogether
+  after its ``backoffLimit``.
 
 State. Aggregates live in slots of (K, B) float64 histograms (B = 176 buckets for both resources
 with VPA's options), found through a dense key -> slot array; freed slots go on a free list. A slot
@@ -114,6 +120,7 @@ _SETTINGS = (
     "update_threshold",
     "pod_lifetime_threshold_s",
     "min_samples",
+    "max_failures",
 )
 
 
@@ -439,6 +446,7 @@ class VerticalPodAutoscaler:
         update_threshold: float = 0.1,
         pod_lifetime_threshold_s: float = 12 * 3600.0,
         min_samples: int = 1,
+        max_failures: int | None = 3,
     ) -> None:
         self.aggregate = aggregate
         self.target_percentile = target_percentile
@@ -462,6 +470,7 @@ class VerticalPodAutoscaler:
         self.update_threshold = update_threshold
         self.pod_lifetime_threshold_s = pod_lifetime_threshold_s
         self.min_samples = min_samples
+        self.max_failures = max_failures
 
     def get_params(self) -> dict[str, object]:
         return {name: getattr(self, name) for name in _SETTINGS}
@@ -757,6 +766,8 @@ class VerticalPodAutoscaler:
 
         limit = wl.limit[rows].astype(np.float64)
         picked, resize_limit = self._updates(view, rows, slots, new, limit, now)
+        if self.max_failures is not None:
+            picked, resize_limit = self._give_up(view, rows, picked, resize_limit)
         limit[picked] = resize_limit
 
         self.alloc_mem_[comps] = limit[:, MEM]
@@ -768,6 +779,25 @@ class VerticalPodAutoscaler:
             self._forget(now)
             self.last_gc_ = now
         return Decisions(resize_rows=rows[picked], resize_limit=resize_limit)
+
+    def _give_up(self, view, rows, picked, resize_limit):
+        """Rows whose application failed, or whose component ran out of memory, ``max_failures``
+        times go back to their request and stay there; other picks are kept."""
+        wl = view.workloads
+        failed = np.zeros(len(rows), bool)
+        app_failures = getattr(view, "app_failures", None)
+        if app_failures is not None:
+            failed |= np.asarray(app_failures)[wl.app[rows]] >= self.max_failures
+        component_ooms = getattr(view, "component_ooms", None)
+        if component_ooms is not None:
+            failed |= np.asarray(component_ooms)[wl.component[rows]] >= self.max_failures
+        if not failed.any():
+            return picked, resize_limit
+        keep = ~failed[picked]
+        restore = np.flatnonzero(failed & np.any(wl.limit[rows] != wl.request[rows], axis=1))
+        order = np.argsort(np.concatenate([picked[keep], restore]), kind="stable")
+        limits = np.concatenate([resize_limit[keep], wl.request[rows[restore]]])
+        return np.concatenate([picked[keep], restore])[order], limits[order]
 
     def _updates(self, view, rows, slots, new, limit, now):
         """Which of ``rows`` to resize (indices into ``rows``) and their new limits (n, R) float32:
