@@ -201,6 +201,24 @@ def simulate(
     out.print(f"results: {output}/apps.parquet, timeline.parquet, summary.json, timeline.png")
 
 
+@app.command()
+def report(
+    results: Annotated[Path, typer.Argument(help="Result store written by an experiment.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Directory for plots and index.html [RESULTS/report]."),
+    ] = None,
+) -> None:
+    """Tables, plots and an HTML page of a result store, with the paper's headline numbers."""
+    from reclaim.report.experiment_report import console_output, write_report
+
+    done = write_report(results, output or results / "report")
+    out = Console(width=max(Console().width, 160))  # eleven columns; pipes get 80
+    for item in console_output(done):
+        out.print(item)
+    out.print(f"report: {done.html}")
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
 

@@ -1,0 +1,112 @@
+"""The report of a result store: per experiment a table, notes and plots, the paper's headline
+numbers beside ours, written as PNGs and ``index.html``; what ``reclaim report`` runs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+from rich.console import RenderableType
+from rich.text import Text
+
+from reclaim.report import experiment_plots as plots
+from reclaim.report.experiment_data import BASELINE, ResultStore, aggregate, load_results
+from reclaim.report.experiment_tables import Rows, cell_rows, paper_rows, rich_table
+from reclaim.report.html import Section, page
+from reclaim.report.paper import SOURCE, compare
+
+
+@dataclass
+class Report:
+    """``notes``: about the store as a whole (runs still missing); sections: one per experiment."""
+
+    store: ResultStore
+    notes: list[str]
+    sections: list[Section]
+    paper: Rows
+    html: Path
+
+
+def _notes(runs: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
+    seeds = sorted(runs["seed"].unique().to_list())
+    notes = [
+        f"{len(runs)} finished run(s) in {len(cells)} cell(s), seeds {', '.join(map(str, seeds))}; "
+        "numbers are means over seeds, ± one standard deviation where a cell has several."
+    ]
+    shaped = runs.filter(pl.col("controller") != BASELINE)
+    unmatched = shaped["turnaround_ratio"].null_count()
+    if unmatched:
+        notes.append(
+            f"{unmatched} run(s) have no turnaround ratio: no finished {BASELINE} run with the "
+            "same seed, or no finished application."
+        )
+    sources = set(runs["slack_source"])
+    if sources != {"per-application"}:
+        notes.append(
+            "Slack: the cluster's allocation-weighted slack where runs lack per-application slack "
+            f"({', '.join(sorted(sources))})."
+        )
+    return notes
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def _figures(
+    store: ResultStore, name: str, cells: pl.DataFrame, out: Path
+) -> list[tuple[str, str]]:
+    figures = []
+    slug = _slug(name)
+    if cells["controller"].n_unique() > 1:
+        drawn = plots.plot_figure3(store, cells, out / f"{slug}-boxplots.png")
+        if drawn is not None:
+            path, source = drawn
+            caption = f"Figure-3 style: slack ({source}), turnaround per application, failure rate"
+            figures.append((caption, path.name))
+    heat = plots.plot_figure4(cells, out / f"{slug}-heatmaps.png")
+    if heat is not None:
+        figures.append(("Figure-4 style: K1 x K2 heatmaps, bright cells are better", heat.name))
+    conformal = plots.plot_conformal(cells, out / f"{slug}-coverage.png")
+    if conformal is not None:
+        figures.append(("Conformal: target coverage against outcome", conformal.name))
+    return figures
+
+
+def write_report(root: Path, out: Path) -> Report:
+    """Read the store at ``root`` and write plots and ``index.html`` into ``out``."""
+    store = load_results(root)
+    out.mkdir(parents=True, exist_ok=True)
+    sections = []
+    for (name,), runs in store.runs.group_by("experiment", maintain_order=True):
+        cells = aggregate(runs)
+        scale = ", ".join(sorted(set(runs["scale"].drop_nulls()) - {""}))
+        heading = f"{name} ({scale})" if scale else str(name)
+        notes = _notes(runs, cells)
+        if name == store.name and store.description:
+            notes.insert(0, store.description)
+        sections.append(
+            Section(heading, notes, cell_rows(cells), _figures(store, name, cells, out))
+        )
+    notes = [f"{root}: {len(store.runs)} finished run(s)."]
+    if store.pending:
+        notes.append(
+            f"{store.pending} run directory(ies) have no finished row (sweep interrupted or still "
+            "running): this report covers the runs that finished."
+        )
+    paper = paper_rows(compare(aggregate(store.runs)))
+    html = out / "index.html"
+    html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, SOURCE))
+    return Report(store, notes, sections, paper, html)
+
+
+def console_output(report: Report) -> list[RenderableType]:
+    """What the CLI prints: per experiment its notes and table, then the paper's numbers."""
+    items: list[RenderableType] = [Text(note) for note in report.notes]
+    for s in report.sections:
+        items += [Text(note, style="dim") for note in s.notes]
+        items.append(rich_table(s.heading, s.table))
+    items.append(rich_table(f"paper vs ours ({SOURCE})", report.paper))
+    return items

@@ -1,0 +1,139 @@
+"""Reading a result store: the per-seed ratio over the baseline, fallbacks, partial stores."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import polars as pl
+import pytest
+
+from reclaim.errors import ReclaimError
+from reclaim.report.experiment_data import aggregate, cell_name, derive, load_results
+
+
+def runs_frame(rows: list[tuple]) -> pl.DataFrame:
+    """(label, controller, seed, turnaround_mean_s) rows with neutral other columns."""
+    label, controller, seed, turnaround = zip(*rows, strict=True)
+    n = len(rows)
+    return pl.DataFrame(
+        {
+            "run_id": [str(i) for i in range(n)],
+            "experiment": ["e"] * n,
+            "scale": ["s"] * n,
+            "label": label,
+            "controller": controller,
+            "forecaster": [None] * n,
+            "k1": [None] * n,
+            "k2": [None] * n,
+            "coverage": [None] * n,
+            "seed": seed,
+            "turnaround_mean_s": turnaround,
+            "apps": [10.0] * n,
+            "apps_failed_at_least_once": [1.0] * n,
+            "slack_cpu_weighted": [0.5] * n,
+            "slack_mem_weighted": [0.6] * n,
+        },
+        schema_overrides={c: pl.Float64 for c in ("k1", "k2", "coverage")}
+        | {"forecaster": pl.String},
+    )
+
+
+def test_ratio_is_against_the_baseline_of_the_same_seed_then_averaged():
+    # rows shuffled: matching must go by seed, not by position
+    runs = derive(
+        runs_frame(
+            [
+                ("p", "pessimistic", 2, 1000.0),
+                ("reservation", "reservation", 1, 100.0),
+                ("p", "pessimistic", 1, 50.0),
+                ("reservation", "reservation", 2, 1000.0),
+            ]
+        )
+    )
+    by_seed = dict(runs.filter(pl.col("label") == "p").select("seed", "turnaround_ratio").rows())
+    assert by_seed == {1: pytest.approx(2.0), 2: pytest.approx(1.0)}
+    cells = aggregate(runs)
+    assert cells["label"].to_list() == ["reservation", "p"]  # baseline first
+    shaped = cells.row(1, named=True)
+    # mean of per-seed ratios (1.5), not the ratio of mean turnarounds (1100 / 1050)
+    assert shaped["turnaround_ratio"] == pytest.approx(1.5)
+    assert shaped["turnaround_ratio_std"] == pytest.approx(0.7071, abs=1e-4)
+    assert shaped["seeds"] == 2 and sorted(shaped["run_ids"]) == ["0", "2"]
+
+
+def test_a_run_without_a_same_seed_baseline_has_no_ratio():
+    runs = derive(
+        runs_frame([("reservation", "reservation", 1, 100.0), ("p", "pessimistic", 7, 50.0)])
+    )
+    assert runs.filter(pl.col("seed") == 7)["turnaround_ratio"].to_list() == [None]
+
+
+def test_without_per_application_columns_slack_and_failure_rate_fall_back():
+    runs = derive(runs_frame([("reservation", "reservation", 1, 100.0)]))
+    row = runs.row(0, named=True)
+    assert row["slack_cpu"] == 0.5 and row["slack_mem"] == 0.6
+    assert row["failure_rate"] == pytest.approx(0.1)
+    assert row["slack_source"] == "cluster"
+
+
+def test_per_application_columns_win_where_present_row_by_row():
+    frame = runs_frame(
+        [("reservation", "reservation", 1, 100.0), ("reservation", "reservation", 2, 100.0)]
+    ).with_columns(
+        app_slack_cpu_mean=pl.Series([0.1, None]),
+        app_slack_mem_mean=pl.Series([0.2, None]),
+        failure_rate=pl.Series([0.3, None]),
+    )
+    first, second = derive(frame).iter_rows(named=True)
+    assert (first["slack_cpu"], first["slack_mem"], first["failure_rate"]) == (0.1, 0.2, 0.3)
+    assert first["slack_source"] == "per-application"
+    assert (second["slack_mem"], second["failure_rate"]) == (0.6, pytest.approx(0.1))
+
+
+def test_cell_name_shows_the_parameters_that_set_a_cell_apart():
+    cell = {"label": "pessimistic/gp-exp", "k1": 0.05, "k2": 3.0, "coverage": None}
+    assert cell_name(cell) == "pessimistic/gp-exp K1=5% K2=3"
+    assert cell_name({"label": "x", "coverage": 0.99}) == "x cov=0.99"
+
+
+def test_real_store_ratio_matches_the_written_summaries(fig3_store):
+    store = load_results(fig3_store)
+    assert (store.name, store.scale, store.pending) == ("pace-fig3", "tiny", 0)
+
+    def turnaround(run_id):
+        doc = json.loads((fig3_store / "runs" / run_id / "summary.json").read_text())
+        return doc["summary"]["turnaround_mean_s"]
+
+    baseline = {
+        r["seed"]: turnaround(r["run_id"])
+        for r in store.runs.filter(pl.col("controller") == "reservation").iter_rows(named=True)
+    }
+    for r in store.runs.iter_rows(named=True):
+        assert r["turnaround_ratio"] == pytest.approx(baseline[r["seed"]] / turnaround(r["run_id"]))
+    # the summaries carry per-application slack, so it is what the report uses
+    assert set(store.runs["slack_source"]) == {"per-application"}
+
+
+def test_missing_runs_parquet_is_a_one_line_error(tmp_path):
+    with pytest.raises(ReclaimError, match="no runs.parquet") as err:
+        load_results(tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_unreadable_runs_parquet_is_an_error(tmp_path):
+    (tmp_path / "runs.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ReclaimError, match="unreadable"):
+        load_results(tmp_path)
+
+
+def test_interrupted_sweep_reports_what_finished(fig3_store, tmp_path):
+    partial = tmp_path / "partial"
+    shutil.copytree(fig3_store, partial)
+    runs = pl.read_parquet(partial / "runs.parquet")
+    runs.head(4).write_parquet(partial / "runs.parquet")  # two runs started, never finished
+    shutil.rmtree(partial / "runs" / "000")  # and a finished run whose files were lost
+    store = load_results(partial)
+    assert len(store.runs) == 4 and store.pending == 2
+    assert store.run_table(["000"], "apps") is None
+    assert len(store.run_table(["000", "001"], "apps")) == 40
