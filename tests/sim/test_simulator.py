@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import tiny_workload
 from reclaim.placement import build_placer
 from reclaim.shaping.reservation import Reservation
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.state.tables import HostTable
 from reclaim.types import Decisions
+from tiny_workloads import tiny_workload
 
 
 def run(workload, hosts="2x4c8g", placement="best-fit", horizon=None, controller=None, **kw):

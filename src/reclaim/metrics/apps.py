@@ -54,7 +54,8 @@ def application_slack(
 def summarize_applications(apps: pl.DataFrame) -> dict[str, float]:
     """Counts by state and the distribution of turnaround and queue time over finished apps."""
     done = apps.filter(pl.col("state") == "done")
-    out: dict[str, float] = {f"apps_{s}": float(n) for s, n in apps["state"].value_counts().rows()}
+    counts = apps["state"].value_counts().sort("state")  # a fixed key order, run to run
+    out: dict[str, float] = {f"apps_{s}": float(n) for s, n in counts.rows()}
     out["apps"] = float(len(apps))
     for col in ("turnaround", "queue_time", "run_time"):
         series = done[col].drop_nulls()
