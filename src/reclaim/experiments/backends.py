@@ -1,0 +1,92 @@
+"""Where runs execute: this process, a local process pool, or a Ray cluster.
+
+Each backend yields ``(run, result)`` as runs finish, in any order; the caller writes the results.
+Runs are submitted in the order given, which the caller sorts by seed so that a worker reuses its
+cached workload (execute.py).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+from reclaim.errors import ReclaimError
+from reclaim.experiments.execute import execute
+from reclaim.experiments.spec import Run
+from reclaim.sim.results import SimResult
+
+BACKENDS = ("local", "ray")
+
+Finished = Iterator[tuple[Run, SimResult]]
+
+
+def run_all(
+    runs: list[Run], backend: str = "local", jobs: int | None = None, address: str | None = None
+) -> Finished:
+    """Execute ``runs`` on ``backend``; ``jobs`` bounds the local pool, ``address`` picks the
+    Ray cluster (None: start one on this machine)."""
+    check(backend, jobs)
+    return local(runs, jobs) if backend == "local" else on_ray(runs, address)
+
+
+def check(backend: str, jobs: int | None = None) -> None:
+    """Fail on a backend or job count that cannot work, before anything is written."""
+    if backend not in BACKENDS:
+        raise ReclaimError(f"unknown backend {backend!r} (backends: {', '.join(BACKENDS)})")
+    if jobs is not None and jobs < 1:
+        raise ReclaimError(f"--jobs must be at least 1, got {jobs}")
+
+
+def local(runs: list[Run], jobs: int | None = None) -> Finished:
+    """A pool of ``jobs`` processes (default: one per CPU); with one job, this process."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1 or len(runs) <= 1:
+        for run in runs:
+            yield run, execute(run)
+        return
+    # spawn: workers start clean (no copied locks or numba state), on every platform
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(min(jobs, len(runs)), mp_context=context)
+    try:
+        pending = {pool.submit(execute, run): run for run in runs}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def on_ray(runs: list[Run], address: str | None = None) -> Finished:
+    """One Ray task per run (one CPU each); results come back to this process as they finish."""
+    try:
+        import ray
+    except ImportError:
+        raise ReclaimError(
+            "the ray backend needs Ray: install reclaim[ray] (pip install 'reclaim[ray]')"
+        ) from None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(
+            address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING"
+        )
+    task = ray.remote(num_cpus=1, max_retries=0)(execute)
+    pending = {task.remote(run): run for run in runs}
+    try:
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            run = pending.pop(done[0])
+            try:
+                result = ray.get(done[0])
+            except ray.exceptions.RayTaskError as err:
+                if isinstance(err.cause, ReclaimError):
+                    raise err.cause from None
+                raise
+            yield run, result
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()

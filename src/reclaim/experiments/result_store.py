@@ -1,0 +1,113 @@
+"""The result store of an experiment: one folder per run, and a table of all finished runs.
+
+Layout (the report reads it; keep it)::
+
+    RESULTS/spec.toml           the spec text as run
+    RESULTS/experiment.json     {"name", "scale", "description"}
+    RESULTS/runs/<run_id>/      SimResult.write: apps.parquet, timeline.parquet, summary.json
+    RESULTS/runs.parquet        one row per finished run, in run order: ROW_SCHEMA, then every
+                                summary key (sorted) as Float64, null where a run lacks it
+
+A run's folder is written under a temporary name and renamed when complete, and runs.parquet is
+replaced atomically, so an interrupted sweep leaves only whole runs; a rerun skips them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from reclaim.errors import ReclaimError
+from reclaim.experiments.spec import ExperimentSpec, Run
+from reclaim.sim.results import SimResult
+
+ROW_SCHEMA = {
+    "run_id": pl.String,
+    "experiment": pl.String,
+    "scale": pl.String,
+    "label": pl.String,
+    "controller": pl.String,
+    "forecaster": pl.String,
+    "k1": pl.Float64,
+    "k2": pl.Float64,
+    "coverage": pl.Float64,
+    "seed": pl.Int64,
+    "wall_s": pl.Float64,
+}
+SUMMARY_FILE = "summary.json"
+
+
+class ResultStore:
+    """``root`` holding the results of one experiment at one scale."""
+
+    def __init__(self, root: Path, spec: ExperimentSpec, scale: str) -> None:
+        """Open ``root``, creating it; refuse one holding another experiment or scale."""
+        self.root = Path(root)
+        self.runs_dir = self.root / "runs"
+        meta = {"name": spec.name, "scale": scale, "description": spec.description}
+        meta_file = self.root / "experiment.json"
+        if meta_file.is_file():
+            held = json.loads(meta_file.read_text())
+            if (held.get("name"), held.get("scale")) != (spec.name, scale):
+                raise ReclaimError(
+                    f"{self.root} holds experiment {held.get('name')!r} at scale "
+                    f"{held.get('scale')!r}, not {spec.name!r} at {scale!r}; choose another -o"
+                )
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        _replace_text(meta_file, json.dumps(meta, indent=2) + "\n")
+        _replace_text(self.root / "spec.toml", spec.text)
+        self._rows: dict[str, dict] = {}
+
+    def is_done(self, run: Run) -> bool:
+        return (self.runs_dir / run.run_id).is_dir()
+
+    def save(self, run: Run, result: SimResult) -> None:
+        """Write ``run``'s folder under a temporary name, then rename it into place."""
+        partial = self.runs_dir / f".partial-{run.run_id}"
+        shutil.rmtree(partial, ignore_errors=True)  # left by an interrupted write
+        result.write(partial)
+        partial.rename(self.runs_dir / run.run_id)
+
+    def write_table(self, runs: list[Run]) -> pl.DataFrame:
+        """Rewrite runs.parquet with a row for each of ``runs`` that is done, in that order."""
+        rows = [self._row(run) for run in runs if self.is_done(run)]
+        # sorted: a summary's key order can vary from run to run (it comes from group-bys)
+        metrics = sorted({k for row in rows for k in row if k not in ROW_SCHEMA})
+        schema = ROW_SCHEMA | dict.fromkeys(metrics, pl.Float64)
+        table = pl.DataFrame(
+            {name: [row.get(name) for row in rows] for name in schema}, schema=schema
+        )
+        tmp = self.root / ".runs.parquet.tmp"
+        table.write_parquet(tmp)
+        os.replace(tmp, self.root / "runs.parquet")
+        return table
+
+    def _row(self, run: Run) -> dict:
+        if run.run_id not in self._rows:
+            doc = json.loads((self.runs_dir / run.run_id / SUMMARY_FILE).read_text())
+            summary = {k: None if v is None else float(v) for k, v in doc["summary"].items()}
+            self._rows[run.run_id] = summary | {
+                "run_id": run.run_id,
+                "experiment": run.experiment,
+                "scale": run.scale,
+                "label": run.label,
+                "controller": run.settings.controller,
+                "forecaster": run.settings.forecaster,
+                "k1": run.k1,
+                "k2": run.k2,
+                "coverage": run.coverage,
+                "seed": run.seed,
+                # simulation wall time, kept in summary.json so a resumed run keeps its own
+                "wall_s": doc["stats"]["wall_s"],
+            }
+        return self._rows[run.run_id]
+
+
+def _replace_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

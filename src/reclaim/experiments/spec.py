@@ -1,0 +1,468 @@
+"""Experiment specs: a TOML file -> the ordered list of runs it asks for at one scale.
+
+A spec names a workload, a cluster, scales (apps, hosts, seeds) and groups of runs whose
+list-valued settings form a grid; docs/experiments.md is the reference::
+
+    name = "pace-fig4"                      # letters, digits, . _ -
+    description = "..."
+    [workload]                              # optional; every key has a default
+    jobs = "sample:alibaba2017"             # "sample:NAME" = shipped sample, else a store path
+    shapes = ["sample:bitbrains"]           # relative paths are from the spec's folder
+    arrival_days_per_150k = 90              # arrival span, see below
+    elastic_share = 0.6                     # ... and the other WorkloadSpec fields
+    [cluster]
+    placement = "best-fit"
+    forecast_window = 40
+    [scale.small]                           # one table per scale; --scale picks one
+    apps = 300
+    hosts = "10x32c128g"
+    seeds = [0, 1]
+    [[runs]]                                # a group: lists are grid axes (cross product)
+    controller = "pessimistic"              # or a list of names
+    forecaster = ["arima", "gp-exp"]
+    controller_params = { k1 = [0.0, 0.05], k2 = [0, 3] }
+    forecaster_params = { window = 40 }
+    coverage = [0.9, 0.99]                  # forecaster_params.coverage = c, controller k2 = z(c)
+    placement = "first-fit"                 # overrides [cluster] for this group
+    label = "pessimistic/gp-exp"            # default: controller or controller/forecaster
+
+Arrivals: 150,000 applications over ``arrival_days_per_150k`` days on the paper's 250 hosts of 32
+cores. Other scales keep the paper's load per core, so a small cluster is not swamped:
+``days = arrival_days_per_150k * apps / 150000 * 8000 / cluster cores``.
+
+Runs are ordered group by group, grid cell by cell (the last axis fastest), seed by seed. A run's
+``run_id`` is a readable slug plus a hash of what the spec asks for it (workload, settings, label,
+coverage, seed and scale), so a rerun finds its results. Every problem is a ReclaimError naming the
+spec file and the key, raised before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, NoReturn
+
+from reclaim import registry
+from reclaim.errors import ReclaimError
+from reclaim.forecast.base import gaussian_quantile
+from reclaim.placement import build_placer
+from reclaim.sim.run import RunSettings
+from reclaim.state.tables import HostTable
+from reclaim.traces.store import load_store, sample_path
+from reclaim.types import CPU
+from reclaim.workload.builder import WorkloadSpec, default_stores
+
+SPEC_DIR = Path(__file__).parent / "specs"
+PAPER_APPS = 150_000
+PAPER_CORES = 250 * 32
+SAMPLE_PREFIX = "sample:"
+#: WorkloadSpec fields a spec may set; apps, seed and the horizon come from the scale.
+WORKLOAD_FIELDS = {
+    f.name: f.type.split("|")[0].strip()
+    for f in fields(WorkloadSpec)
+    if f.name not in ("n_apps", "seed", "horizon")
+}
+GROUP_KEYS = (
+    "controller",
+    "forecaster",
+    "controller_params",
+    "forecaster_params",
+    "coverage",
+    "placement",
+    "forecast_window",
+    "label",
+)
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    apps: int
+    hosts: str
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation. ``workload``: WorkloadSpec fields (but seed) plus ``jobs`` and ``shapes``
+    as the spec writes them; ``stores``: those stores' folders. k1/k2: the controller's resolved
+    settings, None if it has none."""
+
+    run_id: str
+    experiment: str
+    scale: str
+    label: str
+    seed: int
+    coverage: float | None
+    k1: float | None
+    k2: float | None
+    workload: dict[str, Any]
+    stores: tuple[str, tuple[str, ...]]
+    settings: RunSettings
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One grid cell of a group: everything but the scale and the seed."""
+
+    label: str
+    slug: str
+    coverage: float | None
+    k1: float | None
+    k2: float | None
+    settings: RunSettings
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    name: str
+    description: str
+    path: Path
+    text: str
+    workload: dict[str, Any]
+    stores: tuple[str, tuple[str, ...]]
+    arrival_days_per_150k: float
+    scales: dict[str, Scale]
+    cells: tuple[_Cell, ...]
+
+    @property
+    def default_scale(self) -> str:
+        return "small" if "small" in self.scales else next(iter(self.scales))
+
+    def scale(self, name: str | None) -> Scale:
+        name = self.default_scale if name is None else name
+        if name not in self.scales:
+            known = ", ".join(self.scales)
+            raise ReclaimError(f"{self.path}: no scale {name!r} (scales: {known})")
+        return self.scales[name]
+
+    def runs(self, scale: str | None = None) -> list[Run]:
+        """Every run at ``scale`` (default: ``default_scale``), in run order."""
+        sc = self.scale(scale)
+        cores = float(HostTable.parse(sc.hosts).capacity[:, CPU].sum())
+        days = self.arrival_days_per_150k * sc.apps / PAPER_APPS * PAPER_CORES / cores
+        workload = self.workload | {"n_apps": sc.apps, "horizon": days * 86400.0}
+        runs = []
+        for cell in self.cells:
+            settings = RunSettings(**asdict(cell.settings) | {"hosts": sc.hosts})
+            for seed in sc.seeds:
+                ident = {
+                    "scale": sc.name,
+                    "seed": seed,
+                    "label": cell.label,
+                    "coverage": cell.coverage,
+                    "workload": workload,
+                    "settings": asdict(settings),
+                }
+                digest = hashlib.sha256(json.dumps(_canonical(ident), sort_keys=True).encode())
+                run_id = f"{cell.slug}_seed{seed}-{digest.hexdigest()[:10]}"
+                runs.append(
+                    Run(
+                        run_id=run_id,
+                        experiment=self.name,
+                        scale=sc.name,
+                        label=cell.label,
+                        seed=seed,
+                        coverage=cell.coverage,
+                        k1=cell.k1,
+                        k2=cell.k2,
+                        workload=workload,
+                        stores=self.stores,
+                        settings=settings,
+                    )
+                )
+        ids = [r.run_id for r in runs]
+        if len(set(ids)) != len(ids):
+            twice = next(i for i in ids if ids.count(i) > 1)
+            raise ReclaimError(f"{self.path}: [[runs]] ask for the same run twice ({twice})")
+        return runs
+
+
+def load_spec(ref: str | Path) -> ExperimentSpec:
+    """The spec at path ``ref``, or the shipped spec of that name."""
+    path = Path(ref)
+    if not path.is_file():
+        shipped = SPEC_DIR / f"{ref}.toml"
+        if not shipped.is_file():
+            names = ", ".join(p.stem for p in sorted(SPEC_DIR.glob("*.toml")))
+            raise ReclaimError(
+                f"no experiment spec {str(ref)!r}: no such file or shipped spec ({names})"
+            )
+        path = shipped
+    return parse_spec(path.read_text(), path)
+
+
+def shipped_specs() -> list[ExperimentSpec]:
+    return [load_spec(p) for p in sorted(SPEC_DIR.glob("*.toml"))]
+
+
+def parse_spec(text: str, path: Path) -> ExperimentSpec:
+    """Validate ``text`` (read from ``path``) and expand its grids into cells."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ReclaimError(f"{path}: not valid TOML ({err})") from None
+    err = _Errors(path)
+    err.keys(doc, ("name", "description", "workload", "cluster", "scale", "runs"), "top level")
+    name = err.typed(doc.get("name"), str, "name")
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        err.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
+    description = err.typed(doc.get("description", ""), str, "description")
+
+    wl = err.typed(doc.get("workload", {}), dict, "[workload]")
+    err.keys(wl, ("jobs", "shapes", "arrival_days_per_150k", *WORKLOAD_FIELDS), "[workload]")
+    default_jobs, default_shapes = default_stores()
+    jobs = err.typed(wl.get("jobs", SAMPLE_PREFIX + default_jobs.name), str, "workload.jobs")
+    shapes = err.typed(
+        wl.get("shapes", [SAMPLE_PREFIX + p.name for p in default_shapes]), list, "workload.shapes"
+    )
+    if not shapes or not all(isinstance(s, str) for s in shapes):
+        err.fail("workload.shapes", "expected a non-empty list of stores")
+    stores = (
+        err.store(jobs, "workload.jobs"),
+        tuple(err.store(s, "workload.shapes") for s in shapes),
+    )
+    workload: dict[str, Any] = {"jobs": jobs, "shapes": list(shapes)}
+    for key, kind in WORKLOAD_FIELDS.items():
+        if key in wl:
+            workload[key] = err.number(wl[key], f"workload.{key}", integer=kind == "int")
+    days = err.number(wl.get("arrival_days_per_150k", 90.0), "workload.arrival_days_per_150k")
+    if days <= 0:
+        err.fail("workload.arrival_days_per_150k", "must be positive")
+
+    cluster = err.typed(doc.get("cluster", {}), dict, "[cluster]")
+    err.keys(cluster, ("placement", "forecast_window"), "[cluster]")
+    defaults = {
+        "placement": err.placement(cluster.get("placement", "best-fit"), "cluster.placement"),
+        "forecast_window": err.number(
+            cluster.get("forecast_window", 40), "cluster.forecast_window", integer=True
+        ),
+    }
+
+    scales = err.typed(doc.get("scale"), dict, "[scale.NAME]")
+    if not scales:
+        err.fail("[scale.NAME]", "at least one scale is needed")
+    groups = err.typed(doc.get("runs"), list, "[[runs]]")
+    if not groups:
+        err.fail("[[runs]]", "at least one group of runs is needed")
+    cells = [cell for i, g in enumerate(groups, 1) for cell in _expand(g, i, defaults, err)]
+    return ExperimentSpec(
+        name=name,
+        description=description,
+        path=path,
+        text=text,
+        workload=workload,
+        stores=stores,
+        arrival_days_per_150k=days,
+        scales={n: _scale(n, s, err) for n, s in scales.items()},
+        cells=tuple(cells),
+    )
+
+
+def _scale(name: str, table: Any, err: _Errors) -> Scale:
+    where = f"scale.{name}"
+    table = err.typed(table, dict, f"[{where}]")
+    err.keys(table, ("apps", "hosts", "seeds"), f"[{where}]")
+    for key in ("apps", "hosts", "seeds"):
+        if key not in table:
+            err.fail(f"{where}.{key}", "missing")
+    apps = err.number(table["apps"], f"{where}.apps", integer=True)
+    if apps < 1:
+        err.fail(f"{where}.apps", "must be at least 1")
+    hosts = err.typed(table["hosts"], str, f"{where}.hosts")
+    try:
+        HostTable.parse(hosts)
+    except ReclaimError as problem:
+        err.fail(f"{where}.hosts", str(problem))
+    seeds = err.typed(table["seeds"], list, f"{where}.seeds")
+    seeds = [err.number(s, f"{where}.seeds", integer=True) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        err.fail(f"{where}.seeds", "expected a non-empty list of distinct whole numbers")
+    return Scale(name, apps, hosts, tuple(seeds))
+
+
+def _expand(group: Any, i: int, defaults: dict[str, Any], err: _Errors) -> list[_Cell]:
+    """The grid cells of the ``i``-th [[runs]] group, last axis fastest."""
+    where = f"runs[{i}]"
+    group = err.typed(group, dict, f"[[runs]] #{i}")
+    err.keys(group, GROUP_KEYS, f"[[runs]] #{i}")
+    if "controller" not in group:
+        err.fail(f"{where}.controller", "missing")
+    axes: list[tuple[tuple[str, ...], list[Any]]] = []
+    for key in ("controller", "forecaster", "placement", "forecast_window", "coverage"):
+        if key in group:
+            axes.append(((key,), err.axis(group[key], f"{where}.{key}")))
+    for table in ("controller_params", "forecaster_params"):
+        params = err.typed(group.get(table, {}), dict, f"{where}.{table}")
+        for key, value in params.items():
+            axes.append(((table, key), err.axis(value, f"{where}.{table}.{key}")))
+    label = err.typed(group.get("label", ""), str, f"{where}.label")
+    cells = []
+    for values in itertools.product(*(v for _, v in axes)):
+        cell: dict[str, Any] = {"controller_params": {}, "forecaster_params": {}}
+        for (key, *sub), value in zip((k for k, _ in axes), values, strict=True):
+            if sub:
+                cell[key][sub[0]] = value
+            else:
+                cell[key] = value
+        cells.append(_cell(cell, label, defaults, where, err))
+    return cells
+
+
+def _cell(cell: dict, label: str, defaults: dict, where: str, err: _Errors) -> _Cell:
+    """Check one grid cell's names and settings, link coverage to k2, name it."""
+    controller = err.name("controller", cell["controller"], f"{where}.controller")
+    forecaster = cell.get("forecaster")
+    if forecaster is not None:
+        forecaster = err.name("forecaster", forecaster, f"{where}.forecaster")
+    cp, fp = dict(cell["controller_params"]), dict(cell["forecaster_params"])
+    coverage = cell.get("coverage")
+    slug = [f"{k}={_short(v)}" for k, v in (cp | fp).items()]
+    if coverage is not None:
+        coverage = err.number(coverage, f"{where}.coverage")
+        if not 0.0 < coverage < 1.0:
+            err.fail(f"{where}.coverage", f"must lie in (0, 1), got {coverage}")
+        if "k2" in cp or "coverage" in fp:
+            err.fail(f"{where}.coverage", "sets k2 and the forecaster's coverage; give one")
+        if forecaster is None or "coverage" not in settings_of("forecaster", forecaster):
+            err.fail(f"{where}.coverage", "needs a forecaster with a coverage (conformal)")
+        fp["coverage"] = coverage
+        cp["k2"] = float(gaussian_quantile(coverage))
+        slug.append(f"cov={_short(coverage)}")
+    resolved = err.build("controller", controller, cp, f"{where}.controller_params")
+    needs = bool(getattr(resolved, "needs_forecast", False))
+    if needs and forecaster is None:
+        err.fail(f"{where}.forecaster", f"controller {controller!r} needs a forecaster")
+    if not needs and (forecaster is not None or fp):
+        err.fail(f"{where}.forecaster", f"controller {controller!r} uses no forecast")
+    if forecaster is not None:
+        err.build("forecaster", forecaster, fp, f"{where}.forecaster_params")
+    placement = cell.get("placement", defaults["placement"])
+    window = cell.get("forecast_window", defaults["forecast_window"])
+    settings = RunSettings(
+        controller=controller,
+        controller_params=cp,
+        forecaster=forecaster,
+        forecaster_params=fp,
+        forecast_window=err.number(window, f"{where}.forecast_window", integer=True),
+        placement=err.placement(placement, f"{where}.placement"),
+    )
+    for key in ("placement", "forecast_window"):
+        if key in cell:
+            slug.append(f"{key}={_short(cell[key])}")
+    label = label or (controller if forecaster is None else f"{controller}/{forecaster}")
+    params = resolved.get_params() if hasattr(resolved, "get_params") else {}
+    k1, k2 = (params.get(k) for k in ("k1", "k2"))
+    return _Cell(
+        label=label,
+        slug=re.sub(r"[^A-Za-z0-9.=-]+", "_", "_".join([label, *slug]))[:120],
+        coverage=coverage,
+        k1=None if k1 is None else float(k1),
+        k2=None if k2 is None else float(k2),
+        settings=settings,
+    )
+
+
+def settings_of(kind: str, name: str) -> dict[str, Any]:
+    """Default settings of a registered ``name`` (its ``get_params``; none without one)."""
+    built = registry.build(kind, name)
+    return built.get_params() if hasattr(built, "get_params") else {}
+
+
+def _short(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _canonical(obj: Any) -> Any:
+    """Whole numbers as floats, so ``k2 = 3`` and ``k2 = 3.0`` name the same run."""
+    if isinstance(obj, dict):
+        return {k: _canonical(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_canonical(v) for v in obj]
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        return float(obj)
+    return obj
+
+
+class _Errors:
+    """Checks that fail with one line naming the spec file and the key."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        raise ReclaimError(f"{self.path}: {key}: {problem}")
+
+    def keys(self, table: dict, allowed: tuple[str, ...], where: str) -> None:
+        unknown = [k for k in table if k not in allowed]
+        if unknown:
+            self.fail(where, f"unknown key {unknown[0]!r} (known: {', '.join(allowed)})")
+
+    def typed(self, value: Any, kind: type, key: str) -> Any:
+        if value is None:
+            self.fail(key, "missing")
+        if not isinstance(value, kind):
+            names = {str: "a string", dict: "a table", list: "a list", bool: "true or false"}
+            self.fail(key, f"expected {names[kind]}, got {value!r}")
+        return value
+
+    def number(self, value: Any, key: str, integer: bool = False) -> Any:
+        ok = int if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, ok):
+            self.fail(key, f"expected {'a whole number' if integer else 'a number'}, got {value!r}")
+        return value if integer else float(value)
+
+    def axis(self, value: Any, key: str) -> list[Any]:
+        """A grid axis: a list of values (non-empty), or one value."""
+        if not isinstance(value, list):
+            return [value]
+        if not value:
+            self.fail(key, "an empty list leaves no runs")
+        return value
+
+    def name(self, kind: str, value: Any, key: str) -> str:
+        known = registry.names(kind)
+        if value not in known:
+            self.fail(key, f"unknown {kind} {value!r} (known: {', '.join(known)})")
+        return value
+
+    def build(self, kind: str, name: str, params: dict, key: str) -> Any:
+        """Build ``name`` with ``params`` (constructors only store settings, so this is cheap)."""
+        known = settings_of(kind, name)
+        for param, value in params.items():
+            if param not in known:
+                names = ", ".join(known) or "none"
+                self.fail(key, f"{kind} {name!r} has no setting {param!r} (settings: {names})")
+            default = known[param]
+            if isinstance(default, bool | str):
+                self.typed(value, type(default), f"{key}.{param}")
+            elif isinstance(default, int | float):
+                self.number(value, f"{key}.{param}", integer=isinstance(default, int))
+        try:
+            return registry.build(kind, name, **params)
+        except (TypeError, ValueError, ReclaimError) as problem:
+            self.fail(key, str(problem))
+
+    def placement(self, value: Any, key: str) -> str:
+        self.typed(value, str, key)
+        try:
+            build_placer(value)
+        except (ReclaimError, ValueError) as problem:
+            self.fail(key, str(problem))
+        return value
+
+    def store(self, ref: str, key: str) -> str:
+        """The folder of a ``sample:NAME`` or a path relative to the spec's folder."""
+        try:
+            if ref.startswith(SAMPLE_PREFIX):
+                return str(sample_path(ref.removeprefix(SAMPLE_PREFIX)))
+            path = (self.path.parent / ref).resolve()
+            load_store(path)
+            return str(path)
+        except ReclaimError as problem:
+            self.fail(key, str(problem))

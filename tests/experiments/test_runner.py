@@ -1,0 +1,69 @@
+"""A sweep interrupted and rerun ends with the same results as one that never stopped."""
+
+from __future__ import annotations
+
+import shutil
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+from tiny_spec import write_spec
+
+from reclaim.experiments import runner
+from reclaim.experiments.spec import load_spec
+
+
+def without_wall(table: pl.DataFrame) -> pl.DataFrame:
+    return table.drop("wall_s")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    path = write_spec(tmp_path_factory.mktemp("spec"))
+    out = tmp_path_factory.mktemp("full")
+    outcome = runner.run_experiment(load_spec(path), "tiny", out, jobs=1)
+    return path, out, outcome
+
+
+def test_a_whole_sweep_writes_every_run(uninterrupted):
+    _, out, outcome = uninterrupted
+    assert (outcome.runs, outcome.resumed, outcome.scale) == (3, 0, "tiny")
+    assert outcome.table.height == 3
+    assert_frame_equal(outcome.table, pl.read_parquet(out / "runs.parquet"))
+
+
+def test_resuming_after_an_interruption_gives_the_same_table(uninterrupted, tmp_path, monkeypatch):
+    path, _, full = uninterrupted
+    real = runner.run_all
+
+    def interrupted_after_one(*args):
+        for n, item in enumerate(real(*args)):
+            if n == 1:
+                raise KeyboardInterrupt
+            yield item
+
+    monkeypatch.setattr(runner, "run_all", interrupted_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1)
+    assert pl.read_parquet(tmp_path / "runs.parquet").height == 1
+    monkeypatch.setattr(runner, "run_all", real)
+
+    resumed = runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1)
+    assert resumed.resumed == 1
+    assert_frame_equal(without_wall(resumed.table), without_wall(full.table))
+
+
+def test_a_lost_run_is_run_again(uninterrupted, tmp_path):
+    path, out, full = uninterrupted
+    shutil.copytree(out, tmp_path, dirs_exist_ok=True)
+    lost = full.table["run_id"][1]
+    shutil.rmtree(tmp_path / "runs" / lost)
+    table = pl.read_parquet(tmp_path / "runs.parquet")
+    table.filter(pl.col("run_id") != lost).write_parquet(tmp_path / "runs.parquet")
+
+    again = runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1)
+    assert again.resumed == 2
+    assert_frame_equal(without_wall(again.table), without_wall(full.table))
+    assert_frame_equal(
+        again.table.filter(pl.col("run_id") != lost), table.filter(pl.col("run_id") != lost)
+    )

@@ -1,0 +1,211 @@
+"""Specs: grids expand in a fixed order, run ids are stable, every mistake is one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tiny_spec import write_spec
+
+from reclaim.errors import ReclaimError
+from reclaim.experiments.spec import PAPER_CORES, load_spec, parse_spec, shipped_specs
+from reclaim.forecast.base import gaussian_quantile
+
+HEAD = """
+name = "t"
+[scale.s]
+apps = 10
+hosts = "2x32c128g"
+seeds = [0, 1]
+"""
+
+
+def spec_of(runs: str, head: str = HEAD, path="exp.toml"):
+    return parse_spec(head + runs, Path(path))
+
+
+def test_grid_is_the_cross_product_last_axis_fastest_then_seeds():
+    spec = spec_of(
+        """
+[[runs]]
+controller = "reservation"
+[[runs]]
+controller = "pessimistic"
+forecaster = ["arima", "gp-exp"]
+controller_params = { k1 = [0.0, 0.05, 0.1], k2 = [0, 3] }
+"""
+    )
+    runs = spec.runs("s")
+    assert len(runs) == (1 + 2 * 3 * 2) * 2
+    assert [r.label for r in runs[:4]] == ["reservation"] * 2 + ["pessimistic/arima"] * 2
+    assert [r.seed for r in runs[:4]] == [0, 1, 0, 1]
+    cells = [(r.settings.forecaster, r.k1, r.k2) for r in runs[2::2]]
+    assert cells[:3] == [("arima", 0.0, 0.0), ("arima", 0.0, 3.0), ("arima", 0.05, 0.0)]
+    assert cells[-1] == ("gp-exp", 0.1, 3.0)
+    assert runs[0].k1 is None and runs[0].settings.forecaster is None
+    assert all(r.settings.hosts == "2x32c128g" and r.workload["n_apps"] == 10 for r in runs)
+
+
+def test_run_ids_are_stable_readable_and_tell_runs_apart():
+    runs = """
+[[runs]]
+controller = "pessimistic"
+forecaster = "gp-exp"
+controller_params = { k1 = 0.05, k2 = KTWO }
+"""
+    a = spec_of(runs.replace("KTWO", "3")).runs("s")
+    again = spec_of(runs.replace("KTWO", "3.0")).runs("s")  # 3 and 3.0 are the same setting
+    assert [r.run_id for r in a] == [r.run_id for r in again]
+    assert a[0].run_id.startswith("pessimistic_gp-exp_k1=0.05_k2=3_seed0-")
+    assert a[0].run_id != a[1].run_id  # seed
+    other_k2 = spec_of(runs.replace("KTWO", "2")).runs("s")
+    assert other_k2[0].run_id != a[0].run_id
+    other_scale = spec_of(runs.replace("KTWO", "3"), HEAD.replace("scale.s", "scale.t")).runs("t")
+    assert other_scale[0].run_id != a[0].run_id
+
+
+def test_coverage_sets_the_forecasters_coverage_and_k2_to_its_gaussian_quantile():
+    spec = spec_of(
+        """
+[[runs]]
+controller = "pessimistic"
+forecaster = "conformal"
+coverage = [0.9, 0.99]
+controller_params = { k1 = 0.05 }
+"""
+    )
+    runs = spec.runs("s")[::2]
+    for run, c in zip(runs, (0.9, 0.99), strict=True):
+        assert run.coverage == c
+        assert run.settings.forecaster_params == {"coverage": c}
+        assert run.settings.controller_params["k2"] == pytest.approx(float(gaussian_quantile(c)))
+        assert run.k2 == run.settings.controller_params["k2"] and run.k1 == 0.05
+    assert runs[1].k2 == pytest.approx(2.326, abs=1e-3)
+
+
+def test_paper_scale_spreads_arrivals_over_90_days_and_small_ones_keep_its_load_per_core():
+    spec = spec_of(
+        '[[runs]]\ncontroller = "reservation"\n',
+        HEAD + '[scale.paper]\napps = 150000\nhosts = "250x32c128g"\nseeds = [0]\n',
+    )
+    assert spec.runs("paper")[0].workload["horizon"] == 90 * 86400.0
+    small = spec.runs("s")[0].workload["horizon"]
+    assert small == pytest.approx(90 * 86400.0 * 10 / 150_000 * PAPER_CORES / 64)
+
+
+def test_default_scale_is_small_when_there_is_one():
+    head = HEAD + '[scale.small]\napps = 5\nhosts = "1x32c128g"\nseeds = [3]\n'
+    spec = spec_of('[[runs]]\ncontroller = "reservation"\n', head)
+    assert spec.default_scale == "small"
+    assert [(r.scale, r.seed) for r in spec.runs()] == [("small", 3)]
+
+
+BAD = [
+    ("[[runs]]\ncontroller = 'reservation'\nbogus = 1", "#1: unknown key 'bogus'"),
+    ("[workload]\nelastic = 0.5\n[[runs]]\ncontroller = 'reservation'", "unknown key 'elastic'"),
+    ("[workload]\nelastic_share = 'half'\n", "workload.elastic_share: expected a number"),
+    ("[workload]\njobs = 'sample:nope'\n", "workload.jobs: "),
+    ("[workload]\nshapes = ['no/such/store']\n", "workload.shapes: "),
+    ("[cluster]\nplacement = 'worst-fit'\n", "cluster.placement: "),
+    ("[[runs]]\ncontroller = 'magic'", "runs[1].controller: unknown controller 'magic'"),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'prophet'",
+        "runs[1].forecaster: unknown forecaster 'prophet'",
+    ),
+    ("[[runs]]\ncontroller = 'pessimistic'", "runs[1].forecaster: controller 'pessimistic' needs"),
+    ("[[runs]]\ncontroller = 'reservation'\nforecaster = 'naive'", "uses no forecast"),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = {k3 = 1}",
+        "runs[1].controller_params: controller 'pessimistic' has no setting 'k3'",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = {k1 = 'x'}",
+        "runs[1].controller_params.k1: expected a number, got 'x'",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'arima'\n"
+        "forecaster_params = {window = 2.5}",
+        "runs[1].forecaster_params.window: expected a whole number",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = {k1 = []}",
+        "runs[1].controller_params.k1: an empty list",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncoverage = 0.9",
+        "runs[1].coverage: needs a forecaster with a coverage",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'conformal'\ncoverage = 1.5",
+        "runs[1].coverage: must lie in (0, 1)",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'conformal'\ncoverage = 0.9\n"
+        "controller_params = {k2 = 2}",
+        "give one",
+    ),
+    ("[[runs]]\ncontroler = 'reservation'", "[[runs]] #1: unknown key 'controler'"),
+    ("[[runs]]\ncontroller = 'reservation'\n[[runs]]\ncontroller = 'reservation'", "twice"),
+    ("[scale.x]\napps = 'many'\nhosts = '1x1c1g'\nseeds = [0]", "scale.x.apps: expected a whole"),
+    ("[scale.x]\napps = 1\nhosts = '12x'\nseeds = [0]", "scale.x.hosts: "),
+    ("[scale.x]\napps = 1\nhosts = '1x1c1g'\nseeds = [0, 0]", "scale.x.seeds: "),
+    ("[scale.x]\napps = 1\nhosts = '1x1c1g'", "scale.x.seeds: missing"),
+    ("[[runs]]\ncontroller = 'reservation'\n[[runs]]\ncontroller = ", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD)
+def test_mistakes_are_one_line_errors_naming_the_file_and_key(text, message):
+    base = '[[runs]]\ncontroller = "reservation"\n' if "[[runs]]" not in text else ""
+    with pytest.raises(ReclaimError) as err:
+        spec_of(text + "\n" + base, path="my/exp.toml").runs("s")
+    assert str(err.value).startswith("my/exp.toml: ")
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_top_level_key():
+    with pytest.raises(ReclaimError, match="exp.toml: top level: unknown key 'bogus'"):
+        spec_of('[[runs]]\ncontroller = "reservation"\n', "bogus = 1\n" + HEAD)
+
+
+def test_unknown_scale_names_the_known_ones():
+    spec = spec_of('[[runs]]\ncontroller = "reservation"\n')
+    with pytest.raises(ReclaimError, match=r"no scale 'huge' \(scales: s\)"):
+        spec.runs("huge")
+
+
+def test_relative_store_paths_are_read_from_the_specs_folder(tmp_path):
+    from reclaim.traces.store import sample_path
+
+    path = write_spec(
+        tmp_path,
+        HEAD + f'[workload]\njobs = "{sample_path("alibaba2017")}"\nshapes = ["sub/none"]\n'
+        '[[runs]]\ncontroller = "reservation"\n',
+    )
+    with pytest.raises(ReclaimError, match="workload.shapes: .*sub/none"):
+        load_spec(path)
+
+
+def test_a_spec_is_found_by_path_or_by_shipped_name(tmp_path):
+    assert load_spec("pace-fig4").name == "pace-fig4"
+    assert load_spec(str(write_spec(tmp_path))).name == "tiny"
+    with pytest.raises(ReclaimError, match="no experiment spec 'pace-fig9'.*pace-fig3"):
+        load_spec("pace-fig9")
+
+
+def test_shipped_specs_hold_the_papers_setting():
+    specs = {s.name: s for s in shipped_specs()}
+    assert set(specs) >= {"pace-fig3", "pace-fig4", "conformal"}
+    for spec in specs.values():
+        paper = spec.scales["paper"]
+        assert (paper.apps, paper.hosts, len(paper.seeds)) == (150_000, "250x32c128g", 10)
+        assert {"small", "tiny"} <= set(spec.scales)
+    fig4 = specs["pace-fig4"].runs("paper")
+    assert len(fig4) == (1 + 2 * 6 * 4) * 10
+    assert {r.k1 for r in fig4 if r.k1 is not None} == {0.0, 0.05, 0.1, 0.25, 0.5, 1.0}
+    assert {r.k2 for r in fig4 if r.k2 is not None} == {0.0, 1.0, 2.0, 3.0}
+    fig3 = {r.label for r in specs["pace-fig3"].runs()}
+    assert fig3 == {"reservation", "optimistic/oracle", "pessimistic/oracle", "vpa"}
+    coverages = {r.coverage for r in specs["conformal"].runs()} - {None}
+    assert len(coverages) >= 3
