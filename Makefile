@@ -30,6 +30,7 @@ test: lint
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_forecast.py
+	$(BIN)/python benchmarks/bench_placement.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

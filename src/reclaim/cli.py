@@ -21,6 +21,10 @@ traces_app = typer.Typer(no_args_is_help=True, help="Read real traces into the c
 app.add_typer(traces_app, name="traces")
 forecast_app = typer.Typer(no_args_is_help=True, help="Evaluate forecasters on real usage series.")
 app.add_typer(forecast_app, name="forecast")
+experiment_app = typer.Typer(
+    no_args_is_help=True, help="Run the experiments behind the papers' figures (grids x seeds)."
+)
+app.add_typer(experiment_app, name="experiment")
 console = Console(stderr=True)
 
 
@@ -219,6 +223,56 @@ def report(
     out.print(f"report: {done.html}")
 
 
+@experiment_app.command("run")
+def experiment_run(
+    spec: Annotated[str, typer.Argument(help="Spec file, or the name of a shipped spec.")],
+    scale: Annotated[
+        str | None,
+        typer.Option(help="Scale of the spec to run (default: small, if the spec has it)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Results directory (default: results/SPEC-SCALE)."),
+    ] = None,
+    backend: Annotated[str, typer.Option(help="local (process pool) or ray.")] = "local",
+    jobs: Annotated[
+        int | None, typer.Option(min=1, help="Local worker processes (default: one per CPU).")
+    ] = None,
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster to join (default: start Ray on this machine).")
+    ] = None,
+) -> None:
+    """Run every run of SPEC at one scale; rerunning the same command resumes."""
+    from reclaim.experiments import load_spec, run_experiment
+
+    outcome = run_experiment(
+        load_spec(spec), scale, output, backend, jobs, ray_address, console=console
+    )
+    ran = outcome.runs - outcome.resumed
+    out = Console()
+    out.print(
+        f"{outcome.runs} runs at scale {outcome.scale!r}: {ran} ran, {outcome.resumed} resumed"
+    )
+    out.print(f"results: {outcome.out}/runs.parquet, runs/<run_id>/")
+    out.print(f"next: reclaim report {outcome.out}")
+
+
+@experiment_app.command("list")
+def experiment_list() -> None:
+    """The shipped experiment specs, with their runs per scale."""
+    from rich.table import Table
+
+    from reclaim.experiments import shipped_specs
+
+    table = Table(title="shipped experiments", title_justify="left")
+    for column in ("spec", "description", "runs per scale"):
+        table.add_column(column)
+    for spec in shipped_specs():
+        counts = ", ".join(f"{name} {len(spec.runs(name))}" for name in spec.scales)
+        table.add_row(spec.name, spec.description, counts)
+    Console().print(table)
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
 
@@ -229,3 +283,63 @@ def main() -> None:
     except ReclaimError as err:
         console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
+
+
+place_app = typer.Typer(no_args_is_help=True, help="Place time-varying workloads (TVW-RL).")
+app.add_typer(place_app, name="place")
+
+
+@place_app.command("eval")
+def place_eval(
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+        ),
+    ] = None,
+    load: Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")] = (
+        "30,50,80"
+    ),
+    policies: Annotated[
+        str,
+        typer.Option(
+            help="Placers, comma-separated; 'name@current' or 'name@peak' sets what it sees."
+        ),
+    ] = "best-fit,first-fit,tetris,corp-packing",
+    sequences: Annotated[int, typer.Option(min=1, help="Workload sequences per load.")] = 5,
+    jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
+    machines: Annotated[int, typer.Option(min=1, help="Machines in the cluster.")] = 10,
+    units: Annotated[int, typer.Option(min=1, help="Units of each resource per machine.")] = 8,
+    max_units: Annotated[
+        int, typer.Option(min=1, help="Units a workload's usage is scaled to at most.")
+    ] = 6,
+    seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Directory for Parquet results and charts.")
+    ] = Path("results/place"),
+) -> None:
+    """TVW-RL's evaluation: utilisation, fragmentation, overshoot, machines used and wait of each
+    placer at each load, on real usage series; prints the table and draws the bar charts."""
+    from reclaim.report.placement import metrics_table, plot_operational, pool_table
+    from reclaim.traces.store import sample_path
+    from reclaim.tvw.evaluate import Policy, run_evaluation
+    from reclaim.tvw.scenario import ScenarioSpec
+
+    try:
+        loads = [float(x) / 100 for x in _csv(load)]
+    except ValueError:
+        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {load!r}") from None
+    if not loads or min(loads) <= 0:
+        raise ReclaimError(f"--load: expected positive percentages, got {load!r}")
+    chosen = [Policy.parse(p) for p in _csv(policies)]
+    spec = ScenarioSpec(machines=machines, units=units, jobs=jobs, max_units=max_units)
+    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
+    out = Console(width=max(Console().width, 120))  # nine columns; pipes get 80
+    out.print(pool_table([p.report for p in pools]))
+    charts = [plot_operational(summary, p.name, output / f"{p.name}.png") for p in pools]
+    for pool in pools:
+        out.print(metrics_table(summary, pool.name))
+    out.print(
+        f"results: {output}/runs.parquet, summary.parquet, " + ", ".join(c.name for c in charts)
+    )

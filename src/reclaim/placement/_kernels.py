@@ -3,7 +3,11 @@
 :meth:`Placer.place` in ``framework.py`` is the reference; this does the same greedy fill of one run of
 identical requests in compiled code, because per-event placement is the simulator's hot path (about a
 hundred small numpy calls per placement otherwise). ``tests/placement`` checks that both agree.
-Signatures are plain arrays so that numba's on-disk cache serves every process.
+Signatures are plain arrays and tuples so that numba's on-disk cache serves every process.
+
+A request reaches these kernels as a tuple of R floats, not an array: numba then knows R when it
+compiles, unrolls every loop over resources, and the loops over hosts run about twice as fast
+(``benchmarks/bench_placement.py``).
 """
 
 from __future__ import annotations
@@ -33,22 +37,41 @@ def run_starts(request):
 
 
 @numba.njit(cache=True)
+def largest_capacity(capacity, req):
+    """(R,) the largest capacity of each resource over all hosts; ``req`` only fixes R."""
+    top = np.full(len(req), -np.inf)
+    for h in range(capacity.shape[0]):
+        for r in range(len(req)):
+            top[r] = max(top[r], capacity[h, r])
+    return top
+
+
+@numba.njit(cache=True)
 def fill_run(free, up, req, raw, hosts):
-    """Place ``len(hosts)`` copies of ``req`` (R,) into ``free`` (H, R) float64, updated in place.
+    """Place ``len(hosts)`` copies of ``req`` (R-tuple) into ``free`` (H, R) float64, in place.
 
     Feasible hosts are taken by ``raw`` score (higher first, NaN last, ties by lower index) and each
     is filled with as many copies as fit. Writes the host of each copy placed to ``hosts`` (int32)
     in order and returns how many were placed.
     """
     count = len(hosts)
-    h_count, n_res = free.shape
+    if count == 1:  # one workload, as most calls are: one pass over the hosts, nothing stored
+        best = _select(free, up, req, raw)
+        if best < 0:
+            return 0
+        hosts[0] = best
+        for r in range(len(req)):
+            free[best, r] -= req[r]
+        return 1
+    h_count = free.shape[0]
     # Feasible hosts not yet filled. Selecting the next best by a scan, rather than sorting all of
     # them, pays because a run fills few hosts (benchmarks/bench_simulate.py).
     open_ = np.empty(h_count, np.bool_)
     for h in range(h_count):
-        open_[h] = up[h]
-        for r in range(n_res):
-            open_[h] &= free[h, r] + FIT_TOLERANCE >= req[r]
+        ok = up[h]
+        for r in range(len(req)):
+            ok &= free[h, r] + FIT_TOLERANCE >= req[r]
+        open_[h] = ok
     k = 0
     while k < count:
         best = -1
@@ -70,3 +93,33 @@ def fill_run(free, up, req, raw, hosts):
         for r in range(len(req)):
             free[best, r] -= most * req[r]
     return k
+
+
+@numba.njit(cache=True)
+def _select(free, up, req, raw):
+    """The host :func:`fill_run` would fill first, or -1: the feasible host of highest ``raw``
+    (ties: lower index; NaN last).
+
+    The main pass keeps no per-host state, moves only on a strictly higher score, and reads a
+    host's free capacity only when its score would beat the best so far: most hosts cost one
+    compare (benchmarks/bench_placement.py). Hosts scored -inf or NaN are taken only when nothing
+    scored higher fits, by the rare second pass.
+    """
+    best, top = -1, -np.inf
+    for h in range(free.shape[0]):
+        v = raw[h]
+        if v > top:
+            ok = up[h]
+            for r in range(len(req)):
+                ok &= free[h, r] + FIT_TOLERANCE >= req[r]
+            if ok:
+                best, top = h, v
+    if best >= 0:
+        return best
+    for h in range(free.shape[0]):
+        ok = up[h]
+        for r in range(len(req)):
+            ok &= free[h, r] + FIT_TOLERANCE >= req[r]
+        if ok and (best < 0 or (np.isnan(raw[best]) and not np.isnan(raw[h]))):
+            best = h
+    return best

@@ -1,12 +1,15 @@
-"""Placement framework: filter -> score -> normalize -> combine -> bind, for a batch x all hosts.
+"""Placement framework: prepare -> filter -> score -> normalize -> combine -> bind, for a batch x
+all hosts.
 
-A plugin owns one concern (a mask, or a raw score); the framework owns composition: it ANDs the
-masks, maps each score to [0, 100], combines them by weighted sum or lexicographic order, and binds
-the batch greedily in order, updating free capacity after every bind.
+A plugin owns one concern (a grouping of the batch, a mask, or a raw score); the framework owns
+composition: it ANDs the masks, maps each score to [0, 100], combines them by weighted sum or
+lexicographic order, and binds the batch greedily in order, updating free capacity after every bind.
+A plugin that groups the batch (CORP packs complementary jobs) has each group bound to one host.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -19,20 +22,23 @@ from reclaim.placement._kernels import fill_run, run_starts
 
 #: Allocations are sums of float32 requests; a host fits when short by less than this.
 FIT_TOLERANCE = 1e-6
+#: The hosts of a run placed nowhere.
+EMPTY = np.empty(0, np.int32)
 
 
 @dataclass
 class CycleState:
     """What plugins see during one placement call.
 
-    capacity, free: (H, R) float64 cores and GiB, ``free`` already net of this call's binds;
-    up: (H,) bool; request: (B, R) float32 of the batch being scored.
+    capacity, free: (H, R) float64 (cores and GiB, or a scenario's units), ``free`` already net of
+    this call's binds; up: (H,) bool; request: (B, R) float32 (float64 for a packed group) of the
+    batch being scored.
     """
 
     capacity: NDArray[np.float64]
     free: NDArray[np.float64]
     up: NDArray[np.bool_]
-    request: NDArray[np.float32]
+    request: NDArray[np.floating]
 
 
 class PlacementPlugin(Protocol):
@@ -41,9 +47,12 @@ class PlacementPlugin(Protocol):
     with a run of identical workloads in one step instead of rescoring after each bind."""
 
     monotone: bool
-    # Optional: a numba.njit ``kernel(capacity, free, req (R,), out (H,))`` writing the raw scores of
-    # one request; a placer of one monotone plugin with a kernel then binds in compiled code.
+    # Optional: a numba.njit ``kernel(capacity, free, req (R-tuple), out (H,))`` writing the raw
+    # scores of one request; a placer of one monotone plugin with a kernel binds in compiled code.
     kernel: object
+    # Optional: ``prepare(state) -> (B,) int64 | None``, a group label per batch row; rows sharing a
+    # label are bound to one host together (or, if the group fits nowhere, each on its own).
+    prepare: object
 
     def filter(self, state: CycleState) -> NDArray[np.bool_] | None: ...  # (B,H) or None
 
@@ -72,7 +81,8 @@ def min_max_normalize(raw: NDArray, feasible: NDArray[np.bool_]) -> NDArray[np.f
     scale = np.divide(100.0, span, out=np.zeros_like(span), where=span > 0)
     with np.errstate(invalid="ignore"):  # rows with nothing feasible have lo = inf
         scaled = np.where(span > 0, (raw - lo) * scale, 100.0)
-    return np.where(feasible, scaled, 0.0)
+    # (hi - lo) x (100 / span) can round to one ulp above 100.
+    return np.where(feasible, np.minimum(scaled, 100.0), 0.0)
 
 
 @dataclass
@@ -122,6 +132,7 @@ class Placer:
             not plugin.monotone
             or self.plugins[0].weight <= 0
             or type(plugin).filter is not no_filter
+            or hasattr(plugin, "prepare")
         ):
             return None
         return getattr(plugin, "kernel", None)
@@ -170,28 +181,81 @@ class Placer:
         either placed whole or not at all (``free`` then unchanged, all -1).
         """
         n = len(request)
+        kernel = self._kernel if self.compiled else None
+        if kernel is not None and n == 1:
+            # One workload, the usual call: no run to find, nothing to restore on failure (fill_run
+            # binds nothing then). The lean path pays at 10,000 hosts (benchmarks/bench_placement.py).
+            hosts, raw = np.empty(1, np.int32), np.empty(len(free))
+            req = tuple(request[0].tolist())  # float64 values, as the reference uses
+            kernel(capacity, free, req, raw)
+            if fill_run(free, up, req, raw, hosts) == 0:
+                hosts[0] = -1
+            return hosts
         hosts = np.empty(n, np.int32)
         hosts[:] = -1  # np.full costs more than this for the small batches of the simulator
         if n == 0:
             return hosts
         before = free.copy() if all_or_nothing else None
-        kernel = self._kernel if self.compiled else None
-        if kernel is not None:
-            request64, raw = request.astype(np.float64), np.empty(len(free))
-        starts = run_starts(request).tolist()
-        for i, j in zip(starts[:-1], starts[1:], strict=True):
+        if kernel is None:
+            # Free capacity only shrinks within a call, so a request that fits no host now never
+            # will: one batch x hosts test spares ranking it (a long queue, mostly stuck).
+            hopeless = ~fits(CycleState(capacity, free, up, request)).any(axis=1)
+            if all_or_nothing and hopeless.any():
+                return hosts
+            groups = self._groups(capacity, free, up, request) if n > 1 else None
+            if groups is not None:
+                self._place_groups(capacity, free, up, request, groups, hopeless, hosts)
+                if all_or_nothing and (hosts < 0).any():
+                    free[:] = before
+                    hosts[:] = -1
+                return hosts
+        else:
+            raw = np.empty(len(free))
+        for i, j in itertools.pairwise(run_starts(request).tolist()):
             if kernel is None:
-                placed = self._place_run(capacity, free, up, request[i], j - i)
+                placed = (
+                    EMPTY if hopeless[i] else self._place_run(capacity, free, up, request[i], j - i)
+                )
                 hosts[i : i + len(placed)] = placed
                 n_placed = len(placed)
             else:
-                kernel(capacity, free, request64[i], raw)
-                n_placed = fill_run(free, up, request64[i], raw, hosts[i:j])
+                req = tuple(request[i].tolist())
+                kernel(capacity, free, req, raw)
+                n_placed = fill_run(free, up, req, raw, hosts[i:j])
             if n_placed < j - i and all_or_nothing:
                 free[:] = before
                 hosts[:] = -1
                 return hosts
         return hosts
+
+    def _groups(self, capacity, free, up, request) -> NDArray[np.int64] | None:
+        """The first grouping a plugin proposes for the batch, or None if it groups nothing."""
+        for wp in self.plugins:
+            prepare = getattr(wp.plugin, "prepare", None)
+            if prepare is None:
+                continue
+            labels = prepare(CycleState(capacity, free, up, request))
+            if labels is not None and len(np.unique(labels)) < len(labels):
+                return labels
+        return None
+
+    def _place_groups(self, capacity, free, up, request, labels, hopeless, hosts) -> None:
+        """Bind each group, in the order of its first row, to the best host for its summed request;
+        a group that fits no host has its rows placed one by one instead. ``hopeless`` (B,) rows
+        fit no host."""
+        _, first = np.unique(labels, return_index=True)
+        for row in np.sort(first):
+            members = np.flatnonzero(labels == labels[row])
+            if len(members) > 1 and not hopeless[members].any():
+                total = request[members].sum(axis=0, dtype=np.float64)
+                order = self.host_order(CycleState(capacity, free, up, total[None, :]))
+                if len(order):
+                    hosts[members] = order[0]
+                    free[order[0]] -= total
+                    continue
+            for m in members[~hopeless[members]]:
+                placed = self._place_run(capacity, free, up, request[m], 1)
+                hosts[m] = placed[0] if len(placed) else -1
 
     def _place_run(self, capacity, free, up, req, count: int) -> NDArray[np.int32]:
         """Place up to ``count`` copies of one request; returns the hosts of those placed."""
@@ -232,10 +296,11 @@ def _prefix(x: NDArray[np.int64]) -> NDArray[np.int64]:
 
 
 def build_placer(spec: str) -> Placer:
-    """From ``"best-fit"`` or ``"tetris:1,best-fit:0.5"`` (weighted) or ``"a>b"`` (lexicographic)."""
+    """From ``"best-fit"``, ``"tetris:1,best-fit:0.5"`` or ``"tetris:1+best-fit:0.5"`` (weighted;
+    ``+`` lets a spec sit in a comma-separated list) or ``"a>b"`` (lexicographic)."""
     combine = "lexicographic" if ">" in spec else "weighted"
     entries = []
-    for part in spec.replace(">", ",").split(","):
+    for part in spec.replace(">", ",").replace("+", ",").split(","):
         name, _, weight = part.strip().partition(":")
         entries.append({"name": name, "weight": float(weight) if weight else 1.0})
     return Placer.from_config(entries, combine)

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import numba
 
+from reclaim.placement._kernels import largest_capacity
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
 
 
 @numba.njit(cache=True)
 def best_fit_kernel(capacity, free, req, out):
-    """Compiled :meth:`BestFit.score` for one request (R,): writes (H,) raw scores to ``out``."""
+    """Compiled :meth:`BestFit.score` for one request (R-tuple): writes (H,) raw scores to ``out``."""
+    top = largest_capacity(capacity, req)
     dominant, share = 0, -1.0
     for r in range(len(req)):
-        s = req[r] / capacity[:, r].max()
+        s = req[r] / top[r]
         if s > share:
             dominant, share = r, s
     for h in range(free.shape[0]):

@@ -1,0 +1,96 @@
+"""The checks every registered placement plugin must pass (``check_plugin``), on random host tables.
+
+Scores normalised into [0, 100] (0 on infeasible hosts), masks and scores of the batch's shape, no
+workload bound to a host that is down or lacks room, all-or-nothing batches placed whole or not at
+all, the same input giving the same placement, a ``monotone`` promise kept (filling the best host
+with a run equals binding one workload at a time), and a compiled kernel agreeing with the
+framework's reference path.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import numpy as np
+
+from reclaim import registry
+from reclaim.placement.framework import FIT_TOLERANCE, CycleState, Placer, WeightedPlugin
+
+TRIALS = 40
+
+
+def random_cluster(rng: np.random.Generator):
+    """(capacity, free, up, request): a few hosts of mixed sizes, some full, some down, and a batch
+    with runs of identical requests."""
+    n_hosts = int(rng.integers(1, 9))
+    capacity = rng.choice([8.0, 16.0, 32.0], (n_hosts, 1)) * np.array([1.0, 4.0])
+    free = np.floor(capacity * rng.random((n_hosts, 2)))
+    free[rng.random(n_hosts) < 0.2] = 0.0
+    up = rng.random(n_hosts) > 0.15
+    kinds = rng.choice([0.5, 1.0, 2.0, 3.0, 6.0], (int(rng.integers(1, 5)), 2))
+    request = np.repeat(kinds, rng.integers(1, 4, len(kinds)), axis=0).astype(np.float32)
+    return capacity, free, up, request
+
+
+def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int = 0) -> None:
+    """Raise AssertionError naming the first broken promise of placement plugin ``name``.
+
+    ``build`` makes a fresh instance (default: the registry's ``name`` with default settings).
+    """
+    build = build or (lambda: registry.build("placement", name))
+    rng = np.random.default_rng(seed)
+    for trial in range(TRIALS):
+        capacity, free, up, request = random_cluster(rng)
+        where = f"{name}, trial {trial}"
+        placer = Placer([WeightedPlugin(build())])
+        feasible, levels = placer.rank(CycleState(capacity, free, up, request))
+        assert feasible.shape == (len(request), len(free)), f"{where}: mask shape {feasible.shape}"
+        assert levels.shape == (1, *feasible.shape), f"{where}: score shape {levels.shape}"
+        assert np.all(np.isfinite(levels)), f"{where}: non-finite normalised score"
+        assert np.all((levels >= 0) & (levels <= 100)), f"{where}: score outside [0, 100]"
+        assert np.all(levels[:, ~feasible] == 0), f"{where}: infeasible host scored above 0"
+
+        for together in (False, True):
+            after = free.copy()
+            hosts = placer.place(capacity, after, up, request, together)
+            _check_binds(where, capacity, free, up, request, hosts, after, together)
+            again = free.copy()
+            same = Placer([WeightedPlugin(build())]).place(capacity, again, up, request, together)
+            assert np.array_equal(hosts, same), f"{where}: same input, another placement"
+            assert np.array_equal(after, again), f"{where}: same input, other free capacity"
+
+        plugin = build()
+        if getattr(plugin, "monotone", False):
+            one = Placer([WeightedPlugin(_one_by_one(plugin))])
+            slow = free.copy()
+            assert np.array_equal(
+                one.place(capacity, slow, up, request),
+                placer.place(capacity, free.copy(), up, request),
+            ), f"{where}: declared monotone, but filling a run differs from one-by-one binding"
+        if getattr(plugin, "kernel", None) is not None:
+            reference = Placer([WeightedPlugin(build())])
+            reference.compiled = False
+            assert np.array_equal(
+                reference.place(capacity, free.copy(), up, request),
+                Placer([WeightedPlugin(build())]).place(capacity, free.copy(), up, request),
+            ), f"{where}: compiled kernel and reference framework disagree"
+
+
+def _check_binds(where, capacity, free, up, request, hosts, after, together) -> None:
+    assert hosts.shape == (len(request),) and hosts.dtype == np.int32, f"{where}: hosts array"
+    placed = hosts >= 0
+    assert np.all(up[hosts[placed]]), f"{where}: bound to a host that is down"
+    used = np.zeros_like(free)
+    np.add.at(used, hosts[placed], request[placed].astype(np.float64))
+    assert np.all(free - used >= -FIT_TOLERANCE * (1 + len(request))), f"{where}: host over-filled"
+    assert np.allclose(after, free - used), f"{where}: free capacity not net of the binds"
+    if together:
+        assert placed.all() or not placed.any(), f"{where}: all-or-nothing placed a part"
+
+
+def _one_by_one(plugin):
+    """A copy of ``plugin`` declared non-monotone, so the framework rescores after every bind."""
+    one = copy.copy(plugin)
+    one.monotone, one.kernel = False, None
+    return one

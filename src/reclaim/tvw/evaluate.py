@@ -1,0 +1,179 @@
+"""The TVW-RL end-to-end evaluation: policies x loads x sequences on each store's workloads.
+
+Every policy sees the same sequences (same workloads, same arrivals) at a given load and seed, so
+their differences are the policies' own. A policy is a placer spec (``reclaim.placement``) and the
+view it places with (``tvw.replay``): by default the one the paper gives it, ``current`` for
+Best-Fit (and First-Fit), ``peak`` for Tetris and CORP; ``best-fit@peak`` overrides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from reclaim.errors import ReclaimError
+from reclaim.metrics.placement import operational_summary
+from reclaim.placement import build_placer
+from reclaim.tvw.pool import Pool, load_pool
+from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
+from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
+from reclaim.types import RESOURCES
+
+#: The view each baseline has in the paper; anything else places on current usage.
+PAPER_VIEW = {"tetris": "peak", "corp-packing": "peak"}
+
+METRICS = (
+    "util_cpu",
+    "util_mem",
+    "frag_cpu",
+    "frag_mem",
+    "overshoot_pct",
+    "machines_used",
+    "wait_mean_h",
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A placer spec and the view it places with."""
+
+    spec: str
+    view: str
+
+    @classmethod
+    def parse(cls, text: str) -> Policy:
+        """``"tetris"`` (the paper's view) or ``"tetris@current"``."""
+        spec, _, view = text.strip().partition("@")
+        view = view or PAPER_VIEW.get(spec, "current")
+        if view not in VIEWS:
+            raise ReclaimError(f"policy {text!r}: view must be {' or '.join(VIEWS)}")
+        build_placer(spec)  # an unknown plugin fails here, before any work
+        return cls(spec, view)
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec}@{self.view}"
+
+
+def run_policy(sequence: Sequence, policy: Policy, spec: ScenarioSpec) -> ReplayResult:
+    """Replay ``sequence`` with ``policy`` placing the queue, in arrival order, at every step."""
+    placer = build_placer(policy.spec)
+    replay = Replay(sequence, spec.machines, spec.units, policy.view).reset()
+    while True:
+        if replay.queue:
+            jobs = list(replay.queue)
+            hosts = placer.place(replay.capacity_, replay.free(), replay.up_, replay.demand(jobs))
+            for job, host in zip(jobs, hosts.tolist(), strict=True):
+                if host >= 0:
+                    replay.bind(job, host)
+        if not replay.advance():
+            return replay.result()
+
+
+def evaluate(
+    pools: list[Pool],
+    spec: ScenarioSpec,
+    loads: list[float],
+    policies: list[Policy],
+    sequences: int,
+    seed: int,
+    on_run: Callable[[], None] | None = None,
+) -> pl.DataFrame:
+    """One row per (store, load, sequence, policy) with the metrics of ``operational_summary``,
+    the offered load and the observed steps. ``on_run`` is called after each run (progress)."""
+    spec.check()
+    rows = []
+    for pool in pools:
+        for load in loads:
+            for k in range(sequences):
+                # Workloads depend on (seed, k) only: every load replays the same workloads.
+                seq = sample_sequence(
+                    pool,
+                    spec,
+                    load,
+                    np.random.default_rng([seed, k]),
+                    np.random.default_rng([seed, k, round(load * 1000)]),
+                )
+                offered = seq.rate * seq.work.mean(axis=0) / (spec.machines * spec.units)
+                offered_cols = {
+                    f"offered_{r}": float(o) for r, o in zip(RESOURCES, offered, strict=True)
+                }
+                for policy in policies:
+                    result = run_policy(seq, policy, spec)
+                    capacity = np.full(result.usage.shape[-1], spec.units)
+                    metrics = operational_summary(
+                        result.usage,
+                        result.active,
+                        capacity,
+                        result.arrival,
+                        result.start,
+                        pool.period_s,
+                    )
+                    rows.append(
+                        {
+                            "store": pool.name,
+                            "load": load,
+                            "sequence": k,
+                            "policy": policy.label,
+                            **offered_cols,
+                            "steps": len(result.usage),
+                            **metrics,
+                        }
+                    )
+                    if on_run is not None:
+                        on_run()
+    return pl.DataFrame(rows)
+
+
+def summarize(runs: pl.DataFrame) -> pl.DataFrame:
+    """Mean and standard deviation over sequences of every metric, per store, load and policy, in
+    the order the runs came."""
+    cols = [*METRICS, "overshoot_cpu", "overshoot_mem", "offered_cpu", "offered_mem", "unplaced"]
+    return runs.group_by("store", "load", "policy", maintain_order=True).agg(
+        pl.len().alias("sequences"),
+        *(pl.col(c).mean() for c in cols),
+        *(pl.col(c).std().alias(f"{c}_std") for c in METRICS),
+    )
+
+
+def run_evaluation(
+    stores: list[Path],
+    spec: ScenarioSpec,
+    loads: list[float],
+    policies: list[Policy],
+    sequences: int,
+    seed: int,
+    out: Path,
+    console: Console | None = None,
+) -> tuple[list[Pool], pl.DataFrame]:
+    """Pools from ``stores``, every run with a progress bar, and runs.parquet, summary.parquet and
+    scenario.json under ``out``; returns the pools and the summary."""
+    spec.check()
+    pools = [load_pool(p, spec.max_units, spec.scale_quantile, spec.max_gap_s) for p in stores]
+    with Progress(
+        TextColumn("placing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        bar = progress.add_task("", total=len(pools) * len(loads) * sequences * len(policies))
+        runs = evaluate(
+            pools, spec, loads, policies, sequences, seed, lambda: progress.advance(bar)
+        )
+    summary = summarize(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    runs.write_parquet(out / "runs.parquet")
+    summary.write_parquet(out / "summary.parquet")
+    meta = asdict(spec) | {"loads": loads, "policies": [p.label for p in policies], "seed": seed}
+    (out / "scenario.json").write_text(json.dumps(meta | {"sequences": sequences}, indent=2) + "\n")
+    return pools, summary

@@ -1,0 +1,180 @@
+"""Replay of a sequence on the cluster, one step (one sample of the series) at a time.
+
+A placed workload uses, at each step of its life, the units its real series says, whatever the
+policy assumed when placing it; co-located spikes can therefore exceed a machine's capacity
+(overshoot). Workloads wait in a FIFO queue; a placement decision binds one queued workload to one
+machine at the current step, and it runs from then for the length of its series.
+
+What a policy is told about the cluster is the ``view``:
+
+- ``current``: a machine's free units are its capacity minus its residents' usage *now*, and a
+  workload asks for its usage now (its first step). TVW-RL's Best-Fit: "the least units of the
+  dominant resource of the job available at the current time", "without any knowledge of peak or
+  future resource usages".
+- ``peak``: a machine's free units are its capacity minus its residents' peak usage, and a workload
+  asks for its peak: the peak resource usage as the request, as the paper gives Tetris and DeepRM.
+  Machines are then never over-committed.
+
+The replay is the environment a learning policy steps (TVW-RL's Algorithm 1): ``queue`` lists the
+waiting workloads, ``free()``, ``demand()`` and ``host_usage()`` give the state (units per machine
+and the workload's demand), ``bind`` acts, ``advance`` moves the clock; heuristics drive the same
+calls through a :class:`~reclaim.placement.Placer` (``tvw.evaluate``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim.errors import ReclaimError
+from reclaim.tvw.scenario import Sequence
+
+VIEWS = ("current", "peak")
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """usage: (T, H, R) int32 units in use per machine and step (may exceed capacity); active:
+    (T, H) bool, at least one workload running; host, start: (n,) int of each workload (start in
+    steps); arrival: (n,) steps. T runs from step 0 until the last workload has finished."""
+
+    usage: NDArray[np.int32]
+    active: NDArray[np.bool_]
+    host: NDArray[np.int32]
+    start: NDArray[np.int64]
+    arrival: NDArray[np.int64]
+
+
+class Replay:
+    """``sequence`` on ``machines`` machines of ``units`` units per resource, seen through ``view``."""
+
+    def __init__(
+        self, sequence: Sequence, machines: int, units: int, view: str = "current"
+    ) -> None:
+        if view not in VIEWS:
+            raise ReclaimError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
+        self.sequence = sequence
+        self.machines = machines
+        self.units = units
+        self.view = view
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> Replay:
+        """Step 0, nothing placed; the workloads arriving at step 0 are queued."""
+        seq = self.sequence
+        lengths = seq.usage.lengths
+        self.peak_ = np.maximum.reduceat(seq.usage.data, seq.usage.indptr[:-1], axis=0)
+        if np.any(self.peak_ > self.units):
+            raise ReclaimError(f"a workload peaks above the machines' {self.units} units")
+        self.capacity_ = np.full((self.machines, seq.usage.data.shape[1]), float(self.units))
+        self.up_ = np.ones(self.machines, bool)
+        self.now = 0
+        self.host_ = np.full(len(seq), -1, np.int32)
+        self.start_ = np.full(len(seq), -1, np.int64)
+        horizon = int(seq.arrival[-1] + lengths.max()) + 1 if len(seq) else 1
+        self._usage = np.zeros((horizon, self.machines, self.capacity_.shape[1]), np.int32)
+        self._count = np.zeros((horizon, self.machines), np.int32)
+        self._reserved = np.zeros_like(self.capacity_)  # residents' peaks, for the peak view
+        self._leaving: list[tuple[int, int]] = []  # (end step, workload)
+        self._arrived = 0
+        self.queue: list[int] = []
+        self._admit()
+        return self
+
+    @property
+    def done(self) -> bool:
+        """Every workload has been placed (the rest of the replay is already recorded)."""
+        return self._arrived == len(self.sequence) and not self.queue
+
+    def free(self) -> NDArray[np.float64]:
+        """(H, R) free units of each machine in the view (negative when over capacity)."""
+        if self.view == "current":
+            return self.capacity_ - self._usage[self.now]
+        return self.capacity_ - self._reserved
+
+    def demand(self, jobs) -> NDArray[np.float32]:
+        """(B, R) units the workloads ``jobs`` ask for in the view."""
+        jobs = np.asarray(jobs, np.int64)
+        if self.view == "current":
+            return self.sequence.usage.data[self.sequence.usage.indptr[jobs]].astype(np.float32)
+        return self.peak_[jobs].astype(np.float32)
+
+    def host_usage(self, history: int) -> NDArray[np.int32]:
+        """(history, H, R) units in use per machine over the last ``history`` steps, the current
+        step last; steps before 0 are zero (TVW-RL's machine images)."""
+        window = np.zeros((history, *self._usage.shape[1:]), np.int32)
+        first = max(0, self.now - history + 1)
+        window[history - (self.now + 1 - first) :] = self._usage[first : self.now + 1]
+        return window
+
+    # ------------------------------------------------------------------ actions
+    def bind(self, job: int, host: int) -> None:
+        """Start queued workload ``job`` on machine ``host`` now."""
+        if job not in self.queue:
+            raise ReclaimError(f"workload {job} is not waiting")
+        if not 0 <= host < self.machines:
+            raise ReclaimError(f"no machine {host} (there are {self.machines})")
+        series = self.sequence.usage[job]
+        end = self.now + len(series)
+        self._reach(end)
+        # The whole future of the workload is written now; the view reads only the current step.
+        self._usage[self.now : end, host] += series
+        self._count[self.now : end, host] += 1
+        self._reserved[host] += self.peak_[job]
+        heapq.heappush(self._leaving, (end, job))
+        self.host_[job], self.start_[job] = host, self.now
+        self.queue.remove(job)
+
+    def advance(self) -> bool:
+        """Move to the next step at which a decision can differ; False once ``done``.
+
+        With workloads waiting in the current view that is the next step (usage changes every
+        step); otherwise the next arrival or departure.
+        """
+        if self.done:
+            return False
+        if self.queue and self.view == "current":
+            nxt = self.now + 1
+        else:
+            events = [self._leaving[0][0]] if self._leaving and self.queue else []
+            if self._arrived < len(self.sequence):
+                events.append(int(self.sequence.arrival[self._arrived]))
+            nxt = min(events) if events else self.now + 1  # waiting on an empty cluster
+        self._reach(nxt + 1)
+        while self._leaving and self._leaving[0][0] <= nxt:
+            _, job = heapq.heappop(self._leaving)
+            self._reserved[self.host_[job]] -= self.peak_[job]
+        self.now = nxt
+        self._admit()
+        return True
+
+    def _reach(self, end: int) -> None:
+        """Grow the recorded steps to at least ``end`` (waiting pushes work past the first guess)."""
+        if end > len(self._usage):
+            grow = max(end, 2 * len(self._usage)) - len(self._usage)
+            more = (grow, *self._usage.shape[1:])
+            self._usage = np.concatenate([self._usage, np.zeros(more, np.int32)])
+            self._count = np.concatenate([self._count, np.zeros(more[:2], np.int32)])
+
+    def _admit(self) -> None:
+        arrival = self.sequence.arrival
+        while self._arrived < len(arrival) and arrival[self._arrived] <= self.now:
+            self.queue.append(self._arrived)
+            self._arrived += 1
+
+    def result(self) -> ReplayResult:
+        """The recorded replay; call once ``done``."""
+        if not self.done:
+            raise ReclaimError("the replay has workloads still to place")
+        ends = self.start_ + self.sequence.usage.lengths
+        horizon = int(ends.max()) if len(ends) else 0
+        return ReplayResult(
+            self._usage[:horizon],
+            self._count[:horizon] > 0,
+            self.host_.copy(),
+            self.start_.copy(),
+            self.sequence.arrival.copy(),
+        )

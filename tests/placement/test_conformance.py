@@ -1,0 +1,63 @@
+"""Every registered placement plugin passes the same checks (reclaim.testing.placement)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import reclaim.placement  # noqa: F401  (registers the built-in plugins)
+from reclaim import registry
+from reclaim.placement.framework import min_max_normalize, no_filter
+from reclaim.placement.plugins.best_fit import BestFit
+from reclaim.testing.placement import check_plugin
+
+
+@pytest.mark.parametrize("name", registry.names("placement"))
+def test_registered_plugin_conforms(name):
+    check_plugin(name)
+
+
+def test_every_baseline_is_registered():
+    assert {"best-fit", "first-fit", "tetris", "corp-packing"} <= set(registry.names("placement"))
+
+
+class Unbounded(BestFit):
+    """Returns raw scores where normalised ones are due."""
+
+    normalize = staticmethod(lambda raw, feasible: np.where(feasible, raw, 0.0))
+
+
+class IgnoresRoom:
+    """Scores every host alike and filters nothing: the framework's own room test alone must keep
+    it from binding where a workload does not fit."""
+
+    monotone = False
+    filter = no_filter
+
+    def score(self, state, feasible):
+        return np.zeros(feasible.shape)
+
+    normalize = staticmethod(min_max_normalize)
+
+
+class FalselyMonotone(BestFit):
+    """Worst-fit (most free first) claiming to be monotone: filling a run is then wrong."""
+
+    kernel = None
+
+    def score(self, state, feasible):
+        return -super().score(state, feasible)
+
+
+def test_the_suite_catches_scores_outside_0_100():
+    with pytest.raises(AssertionError, match="outside"):
+        check_plugin("unbounded", Unbounded)
+
+
+def test_the_suite_catches_a_broken_monotone_promise():
+    with pytest.raises(AssertionError, match="monotone"):
+        check_plugin("falsely-monotone", FalselyMonotone)
+
+
+def test_masks_only_narrow_so_a_plugin_cannot_bind_where_there_is_no_room():
+    check_plugin("ignores-room", IgnoresRoom)

@@ -1,0 +1,79 @@
+"""The replay on hand-built sequences: views, binds, waiting, departures, the recorded usage."""
+
+from __future__ import annotations
+
+import pytest
+from hand_sequences import SEQ, sequence
+
+from reclaim.errors import ReclaimError
+from reclaim.tvw.replay import Replay
+
+
+def test_current_view_sees_usage_now_and_records_every_step():
+    r = Replay(SEQ, machines=2, units=4, view="current").reset()
+    assert r.queue == [0, 1]
+    assert r.demand([0, 1]).tolist() == [[2, 1], [1, 1]]
+    r.bind(0, 0)
+    r.bind(1, 0)
+    assert r.free().tolist() == [[1, 2], [4, 4]]
+    assert r.advance() and r.now == 1 and r.queue == [2]
+    assert r.free().tolist() == [[1, 3], [4, 4]]  # workload 1 has left, 0 uses (3, 1) now
+    assert r.host_usage(3)[:, 0].tolist() == [[0, 0], [3, 2], [3, 1]]
+    r.bind(2, 1)
+    assert not r.advance() and r.done
+    res = r.result()
+    assert res.usage.tolist() == [[[3, 2], [0, 0]], [[3, 1], [4, 4]], [[0, 0], [4, 4]]]
+    assert res.active.tolist() == [[True, False], [True, True], [False, True]]
+    assert res.host.tolist() == [0, 0, 1] and res.start.tolist() == [0, 0, 1]
+
+
+def test_peak_view_reserves_peaks_and_waits_for_departures():
+    r = Replay(SEQ, machines=1, units=4, view="peak").reset()
+    assert r.demand([0, 1, 2]).tolist() == [[3, 1], [1, 1], [4, 4]]
+    r.bind(0, 0)
+    r.bind(1, 0)
+    assert r.free().tolist() == [[0, 2]]
+    r.advance()  # to the arrival of 2; workload 1 leaves at the same step
+    assert (r.now, r.queue, r.free().tolist()) == (1, [2], [[1, 3]])
+    r.advance()  # nothing fits until the next departure: straight to step 2
+    assert r.now == 2 and r.free().tolist() == [[4, 4]]
+    r.bind(2, 0)
+    assert not r.advance()
+    assert r.result().start.tolist() == [0, 0, 2]
+
+
+def test_current_view_retries_every_step():
+    r = Replay(SEQ, machines=1, units=4).reset()
+    r.bind(0, 0)
+    r.bind(1, 0)
+    r.advance()
+    assert r.free().tolist() == [[1, 3]]
+    r.advance()
+    assert r.now == 2 and r.free().tolist() == [[4, 4]]
+
+
+def test_waiting_past_the_first_horizon_grows_the_record():
+    seq = sequence([[[4, 1]] * 5, [[1, 4]] * 5], [0, 0])
+    r = Replay(seq, machines=1, units=4, view="peak").reset()
+    r.bind(0, 0)
+    while r.queue and r.free()[0, 1] < 4:
+        r.advance()
+    assert r.now == 5
+    r.bind(1, 0)
+    assert not r.advance()
+    usage = r.result().usage
+    assert len(usage) == 10 and usage[9, 0].tolist() == [1, 4]
+
+
+def test_bad_actions_and_oversized_workloads_are_refused():
+    r = Replay(SEQ, machines=2, units=4).reset()
+    with pytest.raises(ReclaimError, match="not waiting"):
+        r.bind(2, 0)
+    with pytest.raises(ReclaimError, match="no machine 5"):
+        r.bind(0, 5)
+    with pytest.raises(ReclaimError, match="still to place"):
+        r.result()
+    with pytest.raises(ReclaimError, match="peaks above"):
+        Replay(SEQ, machines=2, units=3).reset()
+    with pytest.raises(ReclaimError, match="view"):
+        Replay(SEQ, machines=2, units=4, view="future")
