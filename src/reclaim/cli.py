@@ -126,14 +126,26 @@ def forecast_eval(
 
 @app.command()
 def simulate(
+    ctx: typer.Context,
+    controller: Annotated[
+        str | None,
+        typer.Option(
+            help="Shaping controller: reservation, optimistic, pessimistic or vpa (default: "
+            "reservation; with no option at all, the headline comparison runs)."
+        ),
+    ] = None,
+    forecaster: Annotated[
+        str | None,
+        typer.Option(help="Forecaster for controllers that need one (e.g. oracle, gp-exp)."),
+    ] = None,
     jobs: Annotated[
         Path | None,
-        typer.Option(help="Store whose jobs become applications [shipped alibaba2017]."),
+        typer.Option(help="Store whose jobs become applications (default: shipped alibaba2017)."),
     ] = None,
     shapes: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Stores whose usage series become usage shapes (repeat) [shipped samples]."
+            help="Stores whose usage series become usage shapes, repeatable (default: shipped samples)."
         ),
     ] = None,
     hosts: Annotated[str, typer.Option(help="Cluster as COUNTxCORESgMEMg, pools joined by +.")] = (
@@ -143,7 +155,7 @@ def simulate(
     arrival_days: Annotated[
         float | None,
         typer.Option(
-            help="Spread arrivals over this many days [the paper's rate: 90 d per 150k apps]."
+            help="Spread arrivals over this many days (default: the paper's rate, 90 d per 150k apps)."
         ),
     ] = None,
     stop_days: Annotated[
@@ -153,14 +165,6 @@ def simulate(
     elastic_share: Annotated[
         float, typer.Option(min=0.0, max=1.0, help="Share of applications that are elastic.")
     ] = 0.6,
-    controller: Annotated[
-        str,
-        typer.Option(help="Shaping controller: reservation, optimistic, pessimistic or vpa."),
-    ] = "reservation",
-    forecaster: Annotated[
-        str | None,
-        typer.Option(help="Forecaster for controllers that need one (e.g. oracle, gp-exp)."),
-    ] = None,
     placement: Annotated[
         str,
         typer.Option(
@@ -168,11 +172,26 @@ def simulate(
         ),
     ] = "best-fit",
     output: Annotated[
-        Path,
-        typer.Option("-o", "--output", help="Directory for apps/timeline Parquet and summary."),
-    ] = Path("results/simulate"),
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help="Results directory (default: results/simulate, or results/headline).",
+        ),
+    ] = None,
 ) -> None:
-    """Simulate a workload sampled from real traces on a cluster and print the summary."""
+    """Simulate a workload sampled from real traces on a cluster and print the summary.
+
+    With no option but --output: the headline comparison (reservation, VPA, pessimistic shaping
+    with GP and with conformal GP) on the shipped sample, with its table, plots and HTML report.
+    """
+    given = [
+        n for n in ctx.params if n != "output" and ctx.get_parameter_source(n).name != "DEFAULT"
+    ]
+    if not given:
+        _headline(output or Path("results/headline"))
+        return
+    controller = controller or "reservation"
     from reclaim.report.console import SimProgress, summary_table, workload_table
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.run import RunSettings
@@ -180,6 +199,7 @@ def simulate(
     from reclaim.state.tables import HostTable
     from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
+    output = output or Path("results/simulate")
     capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
     default_jobs, default_shapes = default_stores()
     days = arrival_days if arrival_days is not None else 90.0 * apps / 150_000
@@ -203,6 +223,21 @@ def simulate(
     plot_timeline(result.timeline, capacity, output / "timeline.png", title)
     out.print(summary_table(result, title))
     out.print(f"results: {output}/apps.parquet, timeline.parquet, summary.json, timeline.png")
+
+
+def _headline(output: Path) -> None:
+    """The main job: the shipped ``headline`` experiment at its demo scale, then its report."""
+    from reclaim.experiments import load_spec, run_experiment
+    from reclaim.report.experiment_report import console_output, write_report
+
+    spec = load_spec("headline")
+    console.print(f"[bold]{spec.description}[/]", highlight=False)
+    outcome = run_experiment(spec, "demo", output, console=console)
+    done = write_report(outcome.out, outcome.out / "report")
+    out = Console(width=max(Console().width, 160))
+    for item in console_output(done):
+        out.print(item)
+    out.print(f"results: {outcome.out}/runs.parquet; report: {done.html}")
 
 
 @app.command()

@@ -209,3 +209,10 @@ def test_shipped_specs_hold_the_papers_setting():
     assert fig3 == {"reservation", "optimistic/oracle", "pessimistic/oracle", "vpa"}
     coverages = {r.coverage for r in specs["conformal"].runs()} - {None}
     assert len(coverages) >= 3
+    headline = specs["headline"].runs("demo")
+    assert [(r.label, r.k1, r.coverage) for r in headline] == [
+        ("reservation", None, None),
+        ("vpa", None, None),
+        ("pessimistic/gp-exp", 0.05, None),
+        ("pessimistic/conformal", 0.05, 0.99),
+    ]

@@ -27,6 +27,7 @@ METRICS = [
     "turnaround_ratio",
     "slack_cpu",
     "slack_mem",
+    "slack_mem_weighted",
     "failure_rate",
     "preemptions",
     "work_lost_core_h",

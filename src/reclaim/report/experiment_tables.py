@@ -21,6 +21,7 @@ _CELL_COLUMNS = [
     ("ratio over baseline", "turnaround_ratio", "ratio"),
     ("CPU slack", "slack_cpu", "share"),
     ("memory slack", "slack_mem", "share"),
+    ("cluster memory slack", "slack_mem_weighted", "share"),
     ("failure rate", "failure_rate", "share"),
     ("preemptions", "preemptions", "count"),
     ("work lost (comp-h)", "work_lost_core_h", "float"),
