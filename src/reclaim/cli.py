@@ -308,18 +308,6 @@ def experiment_list() -> None:
     Console().print(table)
 
 
-def main() -> None:
-    """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
-
-    Typer handles bad options itself (usage message, exit 2); our own errors are ReclaimError.
-    """
-    try:
-        app()
-    except ReclaimError as err:
-        console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
-        sys.exit(err.exit_code)
-
-
 place_app = typer.Typer(no_args_is_help=True, help="Place time-varying workloads (TVW-RL).")
 app.add_typer(place_app, name="place")
 
@@ -378,3 +366,15 @@ def place_eval(
     out.print(
         f"results: {output}/runs.parquet, summary.parquet, " + ", ".join(c.name for c in charts)
     )
+
+
+def main() -> None:
+    """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
+
+    Typer handles bad options itself (usage message, exit 2); our own errors are ReclaimError.
+    """
+    try:
+        app()
+    except ReclaimError as err:
+        console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        sys.exit(err.exit_code)
