@@ -16,11 +16,7 @@ import time
 
 import numpy as np
 
-from reclaim import registry
-from reclaim.placement import build_placer
-from reclaim.sim.run import RunSettings
-from reclaim.sim.simulator import Simulator
-from reclaim.state.tables import HostTable
+from reclaim.sim.run import RunSettings, build_policies, build_simulator
 from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
 
@@ -78,18 +74,16 @@ def main() -> None:
     started = time.perf_counter()
     workload, _ = build_workload(spec, jobs, shapes)
     build_s = time.perf_counter() - started
-    settings = RunSettings(hosts=args.hosts, controller="pessimistic", forecaster=args.forecaster)
-    controller = TimedController(registry.build("controller", "pessimistic"), "decide")
-    forecaster = TimedForecaster(registry.build("forecaster", args.forecaster), "forecast")
-    sim = Simulator(
-        workload,
-        HostTable.parse(settings.hosts),
-        controller,
-        build_placer(settings.placement),
-        forecaster=forecaster,
-        forecast_window=settings.forecast_window,
-        horizon=None if args.stop_days is None else args.stop_days * 86400.0,
-    ).run()
+    settings = RunSettings(
+        hosts=args.hosts,
+        controller="pessimistic",
+        forecaster=args.forecaster,
+        horizon_s=None if args.stop_days is None else args.stop_days * 86400.0,
+    )
+    controller, forecaster = build_policies(settings)
+    controller = TimedController(controller, "decide")
+    forecaster = TimedForecaster(forecaster, "forecast")
+    sim = build_simulator(workload, settings, controller, forecaster).run()
     st = sim.stats
     ctl_band, ctl_fit, n_band = per_10k(controller.calls)
     fc_band, fc_fit, _ = per_10k(forecaster.calls)

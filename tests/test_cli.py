@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import polars as pl
 import pytest
 
-
-def reclaim(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", "from reclaim.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=300,
-    )
+from cli_runner import reclaim
 
 
 def test_simulate_on_the_shipped_sample_writes_results(tmp_path):

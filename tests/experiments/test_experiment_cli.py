@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import polars as pl
 from tiny_spec import TINY, write_spec
 
-
-def reclaim(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", "from reclaim.cli import main; main()", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "200"},
-        timeout=300,
-    )
+from cli_runner import reclaim
 
 
 def test_list_shows_the_shipped_specs_with_runs_per_scale():

@@ -8,8 +8,10 @@ from dataclasses import asdict, dataclass, field
 import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
 from reclaim.errors import ReclaimError
+from reclaim.forecast.base import Forecaster
 from reclaim.placement import build_placer
 from reclaim.shaping import optimistic, pessimistic, reservation, vpa  # noqa: F401  (register)
+from reclaim.shaping.base import Controller
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.state.tables import HostTable
@@ -30,20 +32,27 @@ class RunSettings:
     horizon_s: float | None = None
 
 
-def simulate(
+def build_policies(settings: RunSettings) -> tuple[Controller, Forecaster | None]:
+    """The controller the settings name, and its forecaster if it needs one."""
+    controller = registry.build("controller", settings.controller, **settings.controller_params)
+    if not getattr(controller, "needs_forecast", False):
+        return controller, None
+    if settings.forecaster is None:
+        raise ReclaimError(f"controller {settings.controller!r} needs a forecaster")
+    return controller, registry.build(
+        "forecaster", settings.forecaster, **settings.forecaster_params
+    )
+
+
+def build_simulator(
     workload: Workload,
     settings: RunSettings,
+    controller: Controller,
+    forecaster: Forecaster | None,
     on_tick: Callable[[Simulator], None] | None = None,
-    extra: dict | None = None,
-) -> SimResult:
-    """Build hosts, controller and placer by name, replay ``workload``, collect the results."""
-    controller = registry.build("controller", settings.controller, **settings.controller_params)
-    forecaster = None
-    if getattr(controller, "needs_forecast", False):
-        if settings.forecaster is None:
-            raise ReclaimError(f"controller {settings.controller!r} needs a forecaster")
-        forecaster = registry.build("forecaster", settings.forecaster, **settings.forecaster_params)
-    sim = Simulator(
+) -> Simulator:
+    """A simulator of ``workload`` on the settings' hosts, placement and horizon."""
+    return Simulator(
         workload,
         HostTable.parse(settings.hosts),
         controller,
@@ -52,5 +61,16 @@ def simulate(
         forecast_window=settings.forecast_window,
         horizon=settings.horizon_s,
         on_tick=on_tick,
-    ).run()
+    )
+
+
+def simulate(
+    workload: Workload,
+    settings: RunSettings,
+    on_tick: Callable[[Simulator], None] | None = None,
+    extra: dict | None = None,
+) -> SimResult:
+    """Build hosts, controller and placer by name, replay ``workload``, collect the results."""
+    controller, forecaster = build_policies(settings)
+    sim = build_simulator(workload, settings, controller, forecaster, on_tick).run()
     return SimResult.from_simulator(sim, asdict(settings) | (extra or {}))
