@@ -71,3 +71,22 @@ def test_forecast_eval_writes_scores_and_plots_and_resumes(tmp_path):
     assert {k: v for k, v in redone.items() if k not in ("seconds", "series_per_s")} == {
         k: v for k, v in first.items() if k not in ("seconds", "series_per_s")
     }
+
+
+def test_a_shipped_experiment_at_tiny_scale_and_its_report(tmp_path):
+    out = tmp_path / "fig3"
+    done = reclaim("experiment", "run", "pace-fig3", "--scale", "tiny", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert sorted(runs["label"]) == [
+        "optimistic/oracle",
+        "pessimistic/oracle",
+        "reservation",
+        "vpa",
+    ]
+    assert runs.filter(pl.col("label") == "pessimistic/oracle")["failures"].item() == 0
+    shown = reclaim("report", str(out))
+    assert shown.returncode == 0, shown.stderr
+    assert "paper vs ours" in shown.stdout and "37.67%" in shown.stdout
+    html = (out / "report" / "index.html").read_text()
+    assert "pessimistic/oracle" in html and (out / "report" / "pace-fig3-boxplots.png").exists()
