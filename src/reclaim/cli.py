@@ -368,6 +368,160 @@ def place_eval(
     )
 
 
+rl_app = typer.Typer(
+    no_args_is_help=True, help="Learned placement of time-varying workloads (needs reclaim[rl])."
+)
+app.add_typer(rl_app, name="rl")
+
+
+@rl_app.command("train")
+def rl_train(
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+        ),
+    ] = None,
+    load: Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")] = 50,
+    jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode.")] = 200,
+    iterations: Annotated[int, typer.Option(min=1, help="Policy updates.")] = 2000,
+    trajectories: Annotated[int, typer.Option(min=1, help="Episodes per update.")] = 20,
+    sequences: Annotated[int, typer.Option(min=1, help="Training sequences.")] = 100,
+    lr: Annotated[float, typer.Option(help="Adam's learning rate.")] = 1e-3,
+    seed: Annotated[int, typer.Option(help="Seed of the network, sequences and sampling.")] = 0,
+    checkpoint_every: Annotated[int, typer.Option(min=1, help="Iterations per checkpoint.")] = 10,
+    resume: Annotated[bool, typer.Option(help="Continue from the output's checkpoint.")] = False,
+    agent: Annotated[
+        str, typer.Option(help="tvw-rl (placement) or deeprm (DeepRM's job selection).")
+    ] = "tvw-rl",
+    k_c: Annotated[float, typer.Option(help="TVW-RL contention weight K_c.")] = 0.1,
+    k_u: Annotated[float, typer.Option(help="TVW-RL under-utilisation exponent K_u.")] = 3.0,
+    k_o: Annotated[float, typer.Option(help="TVW-RL overshoot penalty K_o.")] = 30000.0,
+    k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Directory for checkpoint.pt and policy.npz.")
+    ] = Path("results/rl"),
+) -> None:
+    """Train TVW-RL's policy (or DeepRM's selector) with REINFORCE; checkpoints, resumes, writes
+    policy.npz. Vary --k-u/--k-o/--k-c for the paper's ablations."""
+    from reclaim.rl.reinforce import POLICY, TrainConfig, run_training
+    from reclaim.rl.rewards import Weights
+    from reclaim.traces.store import sample_path
+
+    config = TrainConfig(iterations, trajectories, sequences, lr, seed, checkpoint_every)
+    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    weights = Weights(k_c, k_u, k_o, k_w) if agent == "tvw-rl" else None
+    run_training(paths, load / 100, jobs, config, output, resume, console, agent, weights)
+    Console().print(f"policy: {output / POLICY}")
+
+
+@rl_app.command("eval")
+def rl_eval(
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+        ),
+    ] = None,
+    load: Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")] = (
+        "30,50,80"
+    ),
+    baselines: Annotated[str, typer.Option(help="Heuristic placers, comma-separated.")] = (
+        "tetris,best-fit"
+    ),
+    policy: Annotated[
+        Path | None, typer.Option(help="TVW-RL policy.npz [the shipped one].")
+    ] = None,
+    deeprm: Annotated[
+        Path | None, typer.Option(help="DeepRM policy.npz [the shipped one].")
+    ] = None,
+    sequences: Annotated[int, typer.Option(min=1, help="Workload sequences per load.")] = 3,
+    jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
+    seed: Annotated[int, typer.Option(help="Seed of the test sequences.")] = 1000,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Directory for Parquet results and charts.")
+    ] = Path("results/rl-eval"),
+) -> None:
+    """TVW-RL vs DeepRM+Best-Fit and the heuristics (the paper's Figs. 4-5), and our figures
+    against the paper's claims."""
+    from rich.table import Table
+
+    from reclaim.report.placement import metrics_table, plot_operational
+    from reclaim.rl.evaluate import CLAIMS, Learned, paper_comparison
+    from reclaim.traces.store import sample_path
+    from reclaim.tvw.evaluate import Policy, run_evaluation
+    from reclaim.tvw.scenario import ScenarioSpec
+
+    try:
+        loads = [float(x) / 100 for x in _csv(load)]
+    except ValueError:
+        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {load!r}") from None
+    if not loads or min(loads) <= 0:
+        raise ReclaimError(f"--load: expected positive percentages, got {load!r}")
+    chosen = [Learned("tvw-rl", str(policy) if policy else None)]
+    chosen += [Learned("deeprm", str(deeprm) if deeprm else None)]
+    chosen += [Policy.parse(p) for p in _csv(baselines)]
+    spec = ScenarioSpec(jobs=jobs)
+    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
+    out = Console(width=max(Console().width, 120))
+    for pool in pools:
+        plot_operational(summary, pool.name, output / f"{pool.name}.png")
+        out.print(metrics_table(summary, pool.name))
+    comparison = paper_comparison(summary)
+    comparison.write_parquet(output / "comparison.parquet")
+    table = Table(
+        title="TVW-RL change vs baselines, % (paper's claimed range)", title_justify="left"
+    )
+    for column in comparison.columns:
+        claim = CLAIMS.get(column)
+        table.add_column(f"{column}\n{claim[0]:+.0f}..{claim[1]:+.0f}" if claim else column)
+    for row in comparison.iter_rows():
+        table.add_row(*(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row))
+    out.print(table)
+    out.print(f"results: {output}/runs.parquet, summary.parquet, comparison.parquet")
+
+
+@rl_app.command("classes")
+def rl_classes(
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+        ),
+    ] = None,
+    records: Annotated[int, typer.Option(min=4, help="Records per store.")] = 120,
+    steps: Annotated[int, typer.Option(min=8, help="Steps of each record used.")] = 288,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and the clusterings.")] = 0,
+) -> None:
+    """Equivalence classes by aggregate, temporal and DTW distances: k by silhouette, and the
+    paper's effective prediction gain (its Table 1)."""
+    import numpy as np
+    from rich.table import Table
+
+    from reclaim.rl.classes import compare_distances, sample_records
+    from reclaim.traces.store import sample_path
+    from reclaim.tvw.pool import load_pool
+
+    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    table = Table(title="equivalence classes (paper's Table 1)", title_justify="left")
+    for column in ("store", "distance", "k", "silhouette", "f", "EG %"):
+        table.add_column(column)
+    for path in paths:
+        pool = load_pool(path)
+        series = sample_records(pool.units, records, steps, np.random.default_rng(seed))
+        for row in compare_distances(series, seed):
+            table.add_row(
+                pool.name,
+                str(row["distance"]),
+                str(row["k"]),
+                f"{row['silhouette']:.3f}",
+                f"{row['f']:.2f}",
+                f"{row['eg_pct']:.2f}",
+            )
+    Console().print(table)
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
 

@@ -61,6 +61,11 @@ class Policy:
     def label(self) -> str:
         return f"{self.spec}@{self.view}"
 
+    def run(self, sequence: Sequence, spec: ScenarioSpec) -> ReplayResult:
+        """The replay of ``sequence`` under this policy (learned placers, ``reclaim.rl``, bring
+        their own ``run``)."""
+        return run_policy(sequence, self, spec)
+
 
 def run_policy(sequence: Sequence, policy: Policy, spec: ScenarioSpec) -> ReplayResult:
     """Replay ``sequence`` with ``policy`` placing the queue, in arrival order, at every step."""
@@ -106,7 +111,7 @@ def evaluate(
                     f"offered_{r}": float(o) for r, o in zip(RESOURCES, offered, strict=True)
                 }
                 for policy in policies:
-                    result = run_policy(seq, policy, spec)
+                    result = policy.run(seq, spec)
                     capacity = np.full(result.usage.shape[-1], spec.units)
                     metrics = operational_summary(
                         result.usage,

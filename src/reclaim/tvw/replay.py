@@ -110,6 +110,13 @@ class Replay:
         window[history - (self.now + 1 - first) :] = self._usage[first : self.now + 1]
         return window
 
+    def recorded(self, first: int, stop: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+        """Usage (T, H, R) units and residents (T, H) per machine over steps [first, stop), as
+        placed so far (future steps hold the placed workloads' known series): an RL reward reads
+        the steps its clock has passed."""
+        self._reach(stop)
+        return self._usage[first:stop], self._count[first:stop]
+
     # ------------------------------------------------------------------ actions
     def bind(self, job: int, host: int) -> None:
         """Start queued workload ``job`` on machine ``host`` now."""

@@ -1,0 +1,200 @@
+"""DeepRM (Mao et al. 2016) as TVW-RL configured it: a learned job selector feeding Best-Fit.
+
+- Inputs: a workload asks for its peak usage (the replay's ``peak`` view), so machines are never
+  over-committed.
+- State: the cluster as one monolithic machine of M x C units per resource; per resource an
+  h x (M C) image of the units reserved over the next h steps (residents' peaks until they end:
+  DeepRM knows durations), then ``queue_slots`` job slots (peak / C per resource, duration / h
+  capped at 1) and the backlog (/ jobs).
+- Actions: pick slot i (Best-Fit places that workload: the feasible machine with the least free
+  units of its dominant resource) or hold (the last action): the clock runs to the next arrival or
+  departure. A slot is masked when empty or when its workload fits no machine; when no slot is
+  placeable the clock runs on its own.
+- Reward per step: DeepRM's slowdown penalty, minus the sum over workloads in the system (waiting
+  or running) of 1 / duration, and the extra under-utilisation penalty TVW-RL added: ``underuse``
+  x the unreserved units of the cluster / (M C), summed over resources.
+
+Trained with the same REINFORCE (``rl.reinforce``); placed by :func:`run_deeprm` with the numpy
+policy. Registered as the placement plugin ``deeprm``: Best-Fit's score, with the selector that
+:func:`run_deeprm` consults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim.errors import ReclaimError
+from reclaim.placement.framework import CycleState, Placer, build_placer
+from reclaim.placement.plugins.best_fit import BestFit
+from reclaim.registry import register
+from reclaim.rl.policy import LinearPolicy
+from reclaim.tvw.pool import Pool
+from reclaim.tvw.replay import Replay, ReplayResult
+from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
+from reclaim.types import RESOURCES
+
+#: The DeepRM selector shipped beside the TVW-RL policy.
+SHIPPED = "deeprm_policy.npz"
+
+
+@dataclass
+class DeepRMEnv:
+    """Settings only (as :class:`reclaim.rl.env.PlacementEnv`); ``reset`` starts a sequence."""
+
+    pools: list[Pool] = field(default_factory=list)
+    spec: ScenarioSpec = field(default_factory=ScenarioSpec)
+    load: float = 0.5
+    history: int = 20
+    queue_slots: int = 5
+    underuse: float = 1.0
+    max_decisions: int = 10  # per workload: a policy that only holds is cut off (truncated)
+
+    @property
+    def actions(self) -> int:
+        return self.queue_slots + 1
+
+    @property
+    def obs_size(self) -> int:
+        cluster = len(RESOURCES) * self.history * self.spec.machines * self.spec.units
+        return cluster + self.queue_slots * (len(RESOURCES) + 1) + 1
+
+    def reset(self, rng: np.random.Generator, sequence: Sequence | None = None):
+        if sequence is None:
+            if not self.pools:
+                raise ReclaimError("the environment has no pool to draw sequences from")
+            pool = self.pools[int(rng.integers(len(self.pools)))]
+            sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
+        self.sequence = sequence
+        self.replay = Replay(sequence, self.spec.machines, self.spec.units, "peak").reset()
+        self._placer = build_placer("best-fit")
+        self._charged, self._decisions = 0, 0
+        self._cache = (None, None)
+        self._settle()
+        return self.observe(), {"action_mask": self.mask()}
+
+    def _hosts(self) -> NDArray[np.int32]:
+        """(queue_slots,) Best-Fit's machine for each slot's workload, -1 if none or empty.
+
+        One ranking for all slots (each alone against the current free units), cached until the
+        state changes: the mask and the step both ask.
+        """
+        replay = self.replay
+        key = (replay.now, len(replay.queue), int((replay.host_ >= 0).sum()))
+        if self._cache[0] == key:
+            return self._cache[1]
+        out = np.full(self.queue_slots, -1, np.int32)
+        head = replay.queue[: self.queue_slots]
+        if head:
+            state = CycleState(replay.capacity_, replay.free(), replay.up_, replay.demand(head))
+            feasible, levels = self._placer.rank(state)
+            best = np.where(feasible, levels[0], -np.inf).argmax(axis=1)  # ties: lowest index
+            out[: len(head)] = np.where(feasible.any(axis=1), best, -1)
+        self._cache = (key, out)
+        return out
+
+    def mask(self) -> NDArray[np.bool_]:
+        """(slots + 1,) placeable slots, and hold (always allowed)."""
+        return np.append(self._hosts() >= 0, True)
+
+    def step(self, action: int):
+        replay = self.replay
+        if replay.done:
+            raise ReclaimError("the episode is over; call reset")
+        self._decisions += 1
+        hosts = self._hosts()
+        reward = 0.0
+        if action < self.queue_slots and hosts[action] >= 0:
+            replay.bind(replay.queue[action], int(hosts[action]))
+        else:
+            replay.advance()
+            reward -= self._charge(replay.now)
+        reward -= self._settle()
+        truncated = self._decisions >= self.max_decisions * len(self.sequence)
+        return self.observe(), reward, replay.done, truncated, {"action_mask": self.mask()}
+
+    def observe(self) -> NDArray[np.float32]:
+        replay, spec, seq = self.replay, self.spec, self.sequence
+        ends = replay.start_ + seq.usage.lengths
+        placed = replay.host_ >= 0
+        k = replay.now + np.arange(self.history)
+        running = placed[None, :] & (ends[None, :] > k[:, None])  # (h, n), started by now
+        reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (h, R)
+        width = spec.machines * spec.units
+        image = np.arange(width)[None, None, :] < reserved.T[:, :, None]  # (R, h, M C)
+        slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
+        head = replay.queue[: self.queue_slots]
+        if head:
+            slots[: len(head), :-1] = replay.demand(head) / spec.units
+            slots[: len(head), -1] = np.minimum(seq.usage.lengths[head] / self.history, 1.0)
+        backlog = min(max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1), 1.0)
+        return np.concatenate([image.ravel(), slots.ravel(), [backlog]]).astype(np.float32)
+
+    def _settle(self) -> float:
+        """Run the clock while nothing is placeable; once all are placed, charge the rest."""
+        replay, penalty = self.replay, 0.0
+        while not replay.done:
+            if replay.queue and (self._hosts() >= 0).any():
+                return penalty
+            replay.advance()
+            penalty += self._charge(replay.now)
+        ends = replay.start_ + self.sequence.usage.lengths
+        return penalty + self._charge(int(ends.max()) if len(ends) else 0)
+
+    def _charge(self, stop: int) -> float:
+        """Slowdown and unreserved-capacity penalties of steps [charged, stop)."""
+        first = self._charged
+        if stop <= first:
+            return 0.0
+        self._charged = stop
+        replay, seq = self.replay, self.sequence
+        t = np.arange(first, stop)[:, None]
+        lengths = seq.usage.lengths
+        ends = np.where(replay.host_ >= 0, replay.start_ + lengths, np.iinfo(np.int64).max)
+        in_system = (seq.arrival[None, :] <= t) & (ends[None, :] > t)
+        slowdown = (in_system / lengths[None, :]).sum()
+        running = (replay.host_ >= 0)[None, :] & (replay.start_[None, :] <= t) & in_system
+        reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (T, R)
+        width = self.spec.machines * self.spec.units
+        return float(slowdown + self.underuse * ((width - reserved) / width).sum())
+
+
+@register("placement", "deeprm")
+class DeepRM(BestFit):
+    """Best-Fit's score; ``select`` is DeepRM's learned choice of which waiting workload to place
+    next (``path``: a saved selector, default the shipped one), used by :func:`run_deeprm`."""
+
+    monotone = False
+    kernel = None
+    stateful = True  # its selection needs DeepRM's state: run through run_deeprm
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+
+    def select(self, obs: NDArray, mask: NDArray[np.bool_]) -> int:
+        if not hasattr(self, "policy_"):
+            self.policy_ = LinearPolicy.load(self.path or _shipped())
+        return int(self.policy_.act(obs[None, :], mask[None, :])[0])
+
+
+def _shipped() -> str:
+    from importlib.resources import files
+
+    return str(files("reclaim").joinpath("data", SHIPPED))
+
+
+def run_deeprm(sequence: Sequence, placer: Placer, env: DeepRMEnv) -> ReplayResult:
+    """Replay ``sequence``: the placer's DeepRM plugin picks workloads, Best-Fit places them."""
+    selector = next((wp.plugin for wp in placer.plugins if hasattr(wp.plugin, "select")), None)
+    if selector is None:
+        raise ReclaimError("run_deeprm needs the deeprm plugin in the placer")
+    obs, info = env.reset(np.random.default_rng(0), sequence)
+    done = False
+    while not done:
+        obs, _, terminated, truncated, info = env.step(selector.select(obs, info["action_mask"]))
+        done = terminated or truncated
+    if not env.replay.done:
+        raise ReclaimError("DeepRM held workloads past its decision limit")
+    return env.replay.result()

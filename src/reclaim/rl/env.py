@@ -1,0 +1,269 @@
+"""TVW-RL's environment: the TVW replay (``reclaim.tvw.replay``) stepped one placement at a time.
+
+A decision places the workload at the head of the waiting queue on a machine (the action, one of
+M). Between decisions the replay's clock runs until the head fits some machine (the action mask:
+the placement framework's fit test in the replay's view); the steps the clock passes are charged
+the paper's penalties (``rl.rewards``), and once every workload is placed the rest of the replay
+is charged at once (contention and overshoot are delayed penalties), ending the episode.
+
+The state (the paper's Fig. 2): per machine and resource an h x C image of the last h steps, each
+pixel labelled by the equivalence class (1..G) of the resident using that unit, residents stacked
+in start order, 0 empty; then the first ``queue_slots`` waiting workloads (demand now / C, class
+/ G) and the backlog beyond them (/ jobs). Flattened to (D,) float32 in [0, 1].
+
+:class:`PlacementEnv` needs numpy only; :func:`make_env` wraps it as a Gymnasium env (the extra
+``reclaim[rl]``). A masked action holds the workload: the clock moves one step and it waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from reclaim.errors import ReclaimError
+from reclaim.placement.framework import CycleState, fits
+from reclaim.rl import rewards
+from reclaim.rl.rewards import Weights
+from reclaim.tvw.pool import Pool
+from reclaim.tvw.replay import Replay
+from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
+from reclaim.types import RESOURCES
+
+COMPONENTS = ("contention", "underuse", "overshoot", "wait")
+
+
+@numba.njit(cache=True)
+def machine_images(data, indptr, host, start, label, order, now, out):
+    """Write (H, R, h, C) labelled images into ``out`` (zeroed): workloads ``order`` (placed,
+    by start) stack their usage at each of the last h steps (``now`` last); clipped at C."""
+    n_hosts, n_res, history, units = out.shape
+    level = np.zeros((n_hosts, history, n_res), np.int64)
+    for j in order:
+        m = host[j]
+        length = indptr[j + 1] - indptr[j]
+        for k in range(history):
+            t = now - history + 1 + k
+            if t < start[j] or t >= start[j] + length:
+                continue
+            row = indptr[j] + t - start[j]
+            for r in range(n_res):
+                lo = level[m, k, r]
+                hi = min(lo + data[row, r], units)
+                for c in range(lo, hi):
+                    out[m, r, k, c] = label[j]
+                level[m, k, r] = lo + data[row, r]
+
+
+@dataclass
+class PlacementEnv:
+    """Settings only; ``reset`` draws a sequence from ``pools`` (or takes one) and starts it.
+
+    labeler: maps a sequence to (n,) classes in 1..classes (None: one class for all).
+    """
+
+    pools: list[Pool] = field(default_factory=list)
+    spec: ScenarioSpec = field(default_factory=ScenarioSpec)
+    load: float = 0.5
+    history: int = 20
+    weights: Weights = field(default_factory=Weights)
+    queue_slots: int = 5
+    view: str = "current"
+    labeler: Callable[[Sequence], NDArray] | None = None
+    classes: int = 1
+
+    @property
+    def actions(self) -> int:
+        return self.spec.machines
+
+    @property
+    def obs_size(self) -> int:
+        image = self.spec.machines * len(RESOURCES) * self.history * self.spec.units
+        return image + self.queue_slots * (len(RESOURCES) + 1) + 1
+
+    # ------------------------------------------------------------------ episode
+    def reset(
+        self, rng: np.random.Generator, sequence: Sequence | None = None
+    ) -> tuple[NDArray[np.float32], dict]:
+        """Start a sequence (drawn from ``pools`` with ``rng`` unless given); returns the first
+        observation and info with ``action_mask``."""
+        if sequence is None:
+            if not self.pools:
+                raise ReclaimError("the environment has no pool to draw sequences from")
+            pool = self.pools[int(rng.integers(len(self.pools)))]
+            sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
+        self.sequence = sequence
+        self.replay = Replay(sequence, self.spec.machines, self.spec.units, self.view).reset()
+        self.labels_ = (
+            np.ones(len(sequence), np.int64)
+            if self.labeler is None
+            else np.asarray(self.labeler(sequence), np.int64)
+        )
+        if len(self.labels_) and not 1 <= self.labels_.min() <= self.labels_.max() <= self.classes:
+            raise ReclaimError(f"class labels must lie in 1..{self.classes}")
+        self._squares = np.zeros((64, *self._shape()), np.int64)  # sum of squared usage
+        self._seen = np.zeros((len(sequence), len(RESOURCES)), bool)
+        self._charged = 0
+        self._settle()  # nothing placed yet: the steps before the first decision cost nothing
+        self.totals_ = dict.fromkeys(COMPONENTS, 0.0)  # penalties charged so far, by component
+        return self.observe(), {"action_mask": self.mask()}
+
+    def step(self, action: int) -> tuple[NDArray[np.float32], float, bool, bool, dict]:
+        """Place the head of the queue on machine ``action`` (masked: hold it one step)."""
+        replay = self.replay
+        if replay.done:
+            raise ReclaimError("the episode is over; call reset")
+        mask = self.mask()
+        if 0 <= action < len(mask) and mask[action]:
+            job = replay.queue[0]
+            series = self.sequence.usage[job]
+            now = replay.now
+            replay.bind(job, int(action))
+            self._grow(now + len(series))
+            self._squares[now : now + len(series), int(action)] += series.astype(np.int64) ** 2
+            penalty = self._settle()
+        else:
+            replay.advance()
+            penalty = self._charge(replay.now)
+            penalty = _add(penalty, self._settle())
+        for k, v in penalty.items():
+            self.totals_[k] += v
+        reward = -sum(penalty.values())
+        done = replay.done
+        info = {"action_mask": self.mask(), **penalty}
+        return self.observe(), reward, done, False, info
+
+    # ------------------------------------------------------------------ state
+    def mask(self) -> NDArray[np.bool_]:
+        """(M,) machines the head of the queue fits in the view (all False when none waits)."""
+        replay = self.replay
+        if not replay.queue:
+            return np.zeros(self.spec.machines, bool)
+        demand = replay.demand(replay.queue[:1])
+        return fits(CycleState(replay.capacity_, replay.free(), replay.up_, demand))[0]
+
+    def observe(self) -> NDArray[np.float32]:
+        """(D,) float32 in [0, 1]: labelled machine images, queue slots, backlog."""
+        replay, seq = self.replay, self.sequence
+        images = np.zeros((*self._shape(), self.history, self.spec.units), np.int64)
+        placed = np.flatnonzero(replay.host_ >= 0)
+        order = placed[np.argsort(replay.start_[placed], kind="stable")]
+        machine_images(
+            seq.usage.data,
+            seq.usage.indptr,
+            replay.host_,
+            replay.start_,
+            self.labels_,
+            order,
+            replay.now,
+            images,
+        )
+        slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
+        head = replay.queue[: self.queue_slots]
+        if head:
+            slots[: len(head), :-1] = replay.demand(head) / self.spec.units
+            slots[: len(head), -1] = self.labels_[head] / self.classes
+        backlog = max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1)
+        return np.concatenate(
+            [images.ravel() / self.classes, slots.ravel(), [min(backlog, 1.0)]]
+        ).astype(np.float32)
+
+    # ------------------------------------------------------------------ penalties
+    def _shape(self) -> tuple[int, int]:
+        return (self.spec.machines, len(RESOURCES))
+
+    def _grow(self, stop: int) -> None:
+        if stop > len(self._squares):
+            more = max(stop, 2 * len(self._squares)) - len(self._squares)
+            self._squares = np.concatenate(
+                [self._squares, np.zeros((more, *self._shape()), np.int64)]
+            )
+
+    def _settle(self) -> dict[str, float]:
+        """Run the clock until the head of the queue fits somewhere or all are placed, charging
+        the steps passed; once all are placed, charge the rest of the replay."""
+        replay = self.replay
+        penalty = dict.fromkeys(COMPONENTS, 0.0)
+        while not replay.done:
+            if replay.queue and self.mask().any():
+                return penalty
+            replay.advance()
+            penalty = _add(penalty, self._charge(replay.now))
+        ends = replay.start_ + self.sequence.usage.lengths
+        return _add(penalty, self._charge(int(ends.max()) if len(ends) else 0))
+
+    def _charge(self, stop: int) -> dict[str, float]:
+        """Penalties of steps [charged, stop), which no later decision can change."""
+        first = self._charged
+        if stop <= first:
+            return dict.fromkeys(COMPONENTS, 0.0)
+        self._charged = stop
+        replay, w, units = self.replay, self.weights, self.spec.units
+        total, residents = replay.recorded(first, stop)
+        self._grow(stop)
+        ends = replay.start_ + self.sequence.usage.lengths
+        overs = rewards.first_overshoots(
+            total, units, first, replay.host_, replay.start_, ends, self._seen
+        )
+        return {
+            "contention": rewards.contention(total, self._squares[first:stop], w.contention),
+            "underuse": rewards.under_utilisation(total, residents, units, w.underuse),
+            "overshoot": w.overshoot * overs,
+            "wait": w.wait * rewards.waiting(self.sequence.arrival, replay.start_, first, stop),
+        }
+
+
+def _add(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {k: a[k] + b[k] for k in a}
+
+
+def make_env(**params):
+    """A Gymnasium env over :class:`PlacementEnv` built from ``params`` (needs reclaim[rl]).
+    ``reset(options={"sequence": seq})`` replays a given sequence."""
+    gym = require("gymnasium")
+    return _gym_class(gym)(PlacementEnv(**params))
+
+
+def require(module: str):
+    """Import an optional dependency of reclaim[rl], or fail in one line."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ReclaimError(f"{module} is missing: install reclaim[rl]") from None
+
+
+_GYM_CLASS = None
+
+
+def _gym_class(gym):
+    global _GYM_CLASS
+    if _GYM_CLASS is None:
+
+        class TVWEnv(gym.Env):
+            """Gymnasium adapter: Box observations, Discrete(M) actions, ``action_mask`` in info."""
+
+            metadata = {"render_modes": []}
+
+            def __init__(self, core: PlacementEnv) -> None:
+                self.core = core
+                self.observation_space = gym.spaces.Box(0.0, 1.0, (core.obs_size,), np.float32)
+                self.action_space = gym.spaces.Discrete(core.spec.machines)
+
+            def reset(self, *, seed=None, options=None):
+                super().reset(seed=seed)
+                sequence = (options or {}).get("sequence")
+                return self.core.reset(self.np_random, sequence)
+
+            def step(self, action):
+                return self.core.step(int(action))
+
+            def action_masks(self):
+                return self.core.mask()
+
+        _GYM_CLASS = TVWEnv
+    return _GYM_CLASS

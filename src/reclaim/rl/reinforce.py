@@ -1,0 +1,251 @@
+"""REINFORCE for TVW-RL (the paper's training: Adam, learning rate 0.001, 20 trajectories per
+iteration, episodes of 200 workloads), batched.
+
+Each iteration replays one training sequence (cycling over ``sequences`` drawn once from the
+pools) with ``trajectories`` copies of the environment stepped in lockstep: every decision places
+one workload, so all copies take exactly ``jobs`` decisions and one forward pass acts for all of
+them (the speed trick: 20x fewer network calls than stepping each copy alone). The baseline is
+DeepRM's: the mean return-to-go over the copies at the same decision; the advantages are then
+scaled by their standard deviation, as the penalties run to millions.
+
+Randomness: the network's initialisation from ``seed``, each iteration's action sampling from
+(seed, iteration), so a resumed run continues exactly as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from reclaim.errors import ReclaimError
+from reclaim.rl.env import PlacementEnv, require
+from reclaim.rl.policy import LinearPolicy, network
+from reclaim.rl.rewards import Weights
+from reclaim.tvw.scenario import sample_sequence
+
+CHECKPOINT = "checkpoint.pt"
+POLICY = "policy.npz"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """iterations of ``trajectories`` episodes each; ``sequences`` in the training set; Adam's
+    learning rate; checkpoint every ``checkpoint_every`` iterations."""
+
+    iterations: int = 2000
+    trajectories: int = 20
+    sequences: int = 100
+    lr: float = 1e-3
+    seed: int = 0
+    checkpoint_every: int = 10
+
+    def check(self) -> TrainConfig:
+        for name in ("iterations", "trajectories", "sequences", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ReclaimError(f"{name} must be at least 1")
+        if not self.lr > 0:
+            raise ReclaimError("lr must be above 0")
+        return self
+
+
+def training_set(env: PlacementEnv, config: TrainConfig) -> list:
+    """The training sequences, drawn from the env's pools with (seed, k)."""
+    if not env.pools:
+        raise ReclaimError("training needs a pool of workloads")
+    out = []
+    for k in range(config.sequences):
+        rng = np.random.default_rng([config.seed, k])
+        pool = env.pools[k % len(env.pools)]
+        out.append(sample_sequence(pool, env.spec, env.load, rng, rng))
+    return out
+
+
+def rollout(envs: list, sequence, net, generator):
+    """Step ``envs`` in lockstep on ``sequence`` sampling from ``net``; returns observations
+    (T, N, D), masks (T, N, A), actions (T, N), rewards (T, N) and alive (T, N) as tensors.
+    An episode that ends early (DeepRM's holds make lengths differ) is padded: not alive, reward 0.
+    """
+    torch = require("torch")
+    rng = np.random.default_rng(0)  # unused: the sequence is given
+    first = [env.reset(rng, sequence) for env in envs]
+    obs = np.stack([o for o, _ in first])
+    mask = np.stack([i["action_mask"] for _, i in first])
+    observations, masks, actions, rewards, alive = [], [], [], [], []
+    done = np.zeros(len(envs), bool)
+    while not done.all():
+        mask[done] = True  # padding rows: any action, weighted 0 in the loss
+        o, m = torch.from_numpy(obs.copy()), torch.from_numpy(mask.copy())  # obs, mask are reused
+        with torch.no_grad():
+            logits = net(o).masked_fill(~m, -torch.inf)
+            a = torch.multinomial(torch.softmax(logits, dim=1), 1, generator=generator)[:, 0]
+        r = np.zeros(len(envs))
+        alive.append(torch.from_numpy(~done))
+        for b, env in enumerate(envs):
+            if not done[b]:
+                obs[b], r[b], terminated, truncated, info = env.step(int(a[b]))
+                done[b] = terminated or truncated
+                mask[b] = info["action_mask"]
+        observations.append(o)
+        masks.append(m)
+        actions.append(a)
+        rewards.append(torch.from_numpy(r))
+    stack = torch.stack
+    return stack(observations), stack(masks), stack(actions), stack(rewards), stack(alive)
+
+
+def loss_of(net, observations, masks, actions, rewards, alive):
+    """REINFORCE loss with the time-based baseline (module docstring)."""
+    torch = require("torch")
+    returns = rewards.flip(0).cumsum(0).flip(0)  # (T, N) return-to-go, undiscounted
+    advantage = returns - returns.mean(dim=1, keepdim=True)
+    advantage = advantage / (advantage.std() + 1e-8)
+    logits = net(observations.flatten(0, 1)).masked_fill(~masks.flatten(0, 1), -torch.inf)
+    logp = torch.log_softmax(logits, dim=1).gather(1, actions.reshape(-1, 1))[:, 0]
+    weight = alive.reshape(-1).float()
+    return -(logp * advantage.reshape(-1).float() * weight).sum() / weight.sum()
+
+
+def train(
+    env: PlacementEnv,
+    config: TrainConfig,
+    out: Path,
+    resume: bool = False,
+    on_iteration: Callable[[int, float], None] | None = None,
+    sequences: list | None = None,
+) -> LinearPolicy:
+    """Train, checkpointing to ``out``; returns the policy (also saved as out/policy.npz).
+
+    ``on_iteration(i, mean_return)`` after each iteration (progress); ``sequences``: the training
+    set (default: :func:`training_set`).
+    """
+    torch = require("torch")
+    config.check()
+    # The network is tiny: torch's thread pool costs more than it gains (milliseconds per call on
+    # two cores, benchmarks/bench_rl.py), and one thread makes runs reproducible.
+    torch.set_num_threads(1)
+    sequences = sequences or training_set(env, config)
+    torch.manual_seed(config.seed)
+    net = network(env.obs_size, env.actions)
+    optimiser = torch.optim.Adam(net.parameters(), lr=config.lr)
+    start, history = 0, []
+    out.mkdir(parents=True, exist_ok=True)
+    if resume and (out / CHECKPOINT).is_file():
+        state = torch.load(out / CHECKPOINT, weights_only=False)
+        if state["config"] != asdict(config) | {"iterations": state["config"]["iterations"]}:
+            raise ReclaimError(f"{out / CHECKPOINT}: saved with other settings; drop --resume")
+        net.load_state_dict(state["net"])
+        optimiser.load_state_dict(state["optimiser"])
+        start, history = state["iteration"], state["history"]
+    envs = [replace(env) for _ in range(config.trajectories)]
+    for i in range(start, config.iterations):
+        generator = torch.Generator().manual_seed(config.seed * 1_000_003 + i)
+        batch = rollout(envs, sequences[i % len(sequences)], net, generator)
+        loss = loss_of(net, *batch)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        mean_return = float(batch[3].sum(0).mean())
+        history.append(mean_return)
+        if on_iteration is not None:
+            on_iteration(i, mean_return)
+        if (i + 1) % config.checkpoint_every == 0 or i + 1 == config.iterations:
+            state = {
+                "net": net.state_dict(),
+                "optimiser": optimiser.state_dict(),
+                "iteration": i + 1,
+                "history": history,
+                "config": asdict(config),
+            }
+            torch.save(state, out / CHECKPOINT)
+    policy = LinearPolicy.from_network(net, settings(env) | {"iterations": config.iterations})
+    policy.save(out / POLICY)
+    return policy
+
+
+def make_agent_env(agent: str, pools, spec, load: float):
+    """The environment ``agent`` learns in: tvw-rl's placement env or DeepRM's selection env."""
+    from reclaim.rl.deeprm import DeepRMEnv
+
+    kinds = {"tvw-rl": PlacementEnv, "deeprm": DeepRMEnv}
+    if agent not in kinds:
+        raise ReclaimError(f"agent must be tvw-rl or deeprm, not {agent!r}")
+    return kinds[agent](pools, spec, load)
+
+
+def settings(env) -> dict:
+    """What a saved policy needs to rebuild its environment."""
+    return {
+        "env": type(env).__name__,
+        "machines": env.spec.machines,
+        "units": env.spec.units,
+        "history": env.history,
+        "queue_slots": env.queue_slots,
+        "load": env.load,
+        **({"weights": asdict(env.weights)} if hasattr(env, "weights") else {}),
+    }
+
+
+def evaluate_return(env, policy: LinearPolicy, sequence) -> float:
+    """Return of one greedy episode of ``policy`` on ``sequence`` (numpy only)."""
+    obs, info = env.reset(np.random.default_rng(0), sequence)
+    total, done = 0.0, False
+    while not done:
+        action = policy.act(obs[None, :], info["action_mask"][None, :])[0]
+        obs, reward, terminated, truncated, info = env.step(int(action))
+        total += reward
+        done = terminated or truncated
+    return total
+
+
+def run_training(
+    stores: list[Path],
+    load: float,
+    jobs: int,
+    config: TrainConfig,
+    out: Path,
+    resume: bool = False,
+    console=None,
+    agent: str = "tvw-rl",
+    weights: Weights | None = None,
+) -> LinearPolicy:
+    """Pools from ``stores``, the paper's default environment of ``agent`` (tvw-rl or deeprm) at
+    ``load`` with ``jobs`` per episode, and :func:`train` behind a progress bar (mean return).
+    ``weights``: TVW-RL's penalty weights (the paper's by default; its Table 3 ablations vary them).
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from reclaim.tvw.pool import load_pool
+    from reclaim.tvw.scenario import ScenarioSpec
+
+    spec = replace(ScenarioSpec(), jobs=jobs).check()
+    pools = [load_pool(p, spec.max_units, spec.scale_quantile, spec.max_gap_s) for p in stores]
+    env = make_agent_env(agent, pools, spec, load)
+    if weights is not None:
+        if agent != "tvw-rl":
+            raise ReclaimError("penalty weights K_c, K_u, K_o, K_w are TVW-RL's, not DeepRM's")
+        env = replace(env, weights=weights)
+    with Progress(
+        TextColumn("training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("return {task.fields[ret]:,.0f}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as progress:
+        bar = progress.add_task("", total=config.iterations, ret=float("nan"))
+
+        def tick(i: int, mean_return: float) -> None:
+            progress.update(bar, completed=i + 1, ret=mean_return)
+
+        return train(env, config, out, resume, tick)

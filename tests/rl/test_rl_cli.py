@@ -1,0 +1,58 @@
+"""``reclaim rl train`` and ``reclaim rl eval`` as a user meets them: tiny runs end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from cli_runner import reclaim
+from reclaim.rl.deeprm import DeepRMEnv
+from reclaim.rl.policy import LinearPolicy
+from reclaim.rl.reinforce import settings
+
+pytest.importorskip("torch")
+
+TINY = ["--iterations", "1", "--trajectories", "2", "--sequences", "1", "--jobs", "8"]
+
+
+def test_train_then_eval_end_to_end(tmp_path):
+    tvw = tmp_path / "tvw"
+    done = reclaim("rl", "train", *TINY, "--store", _bitbrains(), "-o", str(tvw))
+    assert done.returncode == 0, done.stderr
+    assert (tvw / "policy.npz").is_file() and (tvw / "checkpoint.pt").is_file()
+    # A DeepRM selector of the default scenario's shape (training it is tested in test_reinforce).
+    env = DeepRMEnv()
+    rng = np.random.default_rng(0)
+    shapes = ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))
+    weights = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    drm = LinearPolicy(*weights, settings=settings(env)).save(tmp_path / "drm.npz")
+    out = tmp_path / "eval"
+    done = reclaim(
+        "rl", "eval", "--store", _bitbrains(), "--load", "50", "--sequences", "1", "--jobs", "8",
+        "--policy", str(tvw / "policy.npz"), "--deeprm", str(drm), "-o", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = pl.read_parquet(out / "summary.parquet")
+    assert {"tvw-rl", "deeprm", "tetris@peak", "best-fit@current"} == set(summary["policy"])
+    assert "paper's claimed range" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["rl", "train", *TINY, "--agent", "nope"], "agent must be tvw-rl or deeprm"),
+        (["rl", "eval", "--load", "x"], "expected percentages"),
+        (["rl", "eval", "--policy", "missing.npz", "--load", "50"], "no trained policy"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path, args, message):
+    done = reclaim(*args, "-o", str(tmp_path / "o"))
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def _bitbrains() -> str:
+    from reclaim.traces.store import sample_path
+
+    return str(sample_path("bitbrains"))
