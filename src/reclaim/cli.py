@@ -54,7 +54,7 @@ def forecast_eval(
     store: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Trace store to evaluate on (repeat) [shipped bitbrains and google2011-derived samples]."
+            help="Trace store to evaluate on, repeatable (default: shipped bitbrains and google2011-derived samples)."
         ),
     ] = None,
     models: Annotated[
@@ -63,7 +63,7 @@ def forecast_eval(
     history: Annotated[str, typer.Option(help="History sizes h, comma-separated.")] = "10,20,40",
     resources: Annotated[str, typer.Option(help="cpu, mem or both.")] = "mem,cpu",
     series: Annotated[
-        int | None, typer.Option(min=1, help="At most this many series per store [all].")
+        int | None, typer.Option(min=1, help="At most this many series per store (default: all).")
     ] = None,
     origins: Annotated[
         int, typer.Option(min=1, help="Consecutive one-step forecasts per series.")
@@ -245,7 +245,9 @@ def report(
     results: Annotated[Path, typer.Argument(help="Result store written by an experiment.")],
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Directory for plots and index.html [RESULTS/report]."),
+        typer.Option(
+            "-o", "--output", help="Directory for plots and index.html (default: RESULTS/report)."
+        ),
     ] = None,
 ) -> None:
     """Tables, plots and an HTML page of a result store, with the paper's headline numbers."""
@@ -317,7 +319,7 @@ def place_eval(
     store: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
         ),
     ] = None,
     load: Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")] = (
@@ -369,7 +371,8 @@ def place_eval(
 
 
 rl_app = typer.Typer(
-    no_args_is_help=True, help="Learned placement of time-varying workloads (needs reclaim[rl])."
+    no_args_is_help=True,
+    help="Learned placement of time-varying workloads (needs the rl extra: pip install 'reclaim\\[rl]').",
 )
 app.add_typer(rl_app, name="rl")
 
@@ -379,7 +382,7 @@ def rl_train(
     store: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
         ),
     ] = None,
     load: Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")] = 50,
@@ -420,7 +423,7 @@ def rl_eval(
     store: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
         ),
     ] = None,
     load: Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")] = (
@@ -430,10 +433,10 @@ def rl_eval(
         "tetris,best-fit"
     ),
     policy: Annotated[
-        Path | None, typer.Option(help="TVW-RL policy.npz [the shipped one].")
+        Path | None, typer.Option(help="TVW-RL policy.npz (default: the shipped one).")
     ] = None,
     deeprm: Annotated[
-        Path | None, typer.Option(help="DeepRM policy.npz [the shipped one].")
+        Path | None, typer.Option(help="DeepRM policy.npz (default: the shipped one).")
     ] = None,
     sequences: Annotated[int, typer.Option(min=1, help="Workload sequences per load.")] = 3,
     jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
@@ -487,7 +490,7 @@ def rl_classes(
     store: Annotated[
         list[Path] | None,
         typer.Option(
-            help="Store of usage series (repeat) [shipped bitbrains and google2011-derived samples]."
+            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
         ),
     ] = None,
     records: Annotated[int, typer.Option(min=4, help="Records per store.")] = 120,
