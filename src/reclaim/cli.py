@@ -49,6 +49,33 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+UsageStores = Annotated[
+    list[Path] | None,
+    typer.Option(
+        help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
+    ),
+]
+Loads = Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")]
+
+
+def _usage_stores(given: list[Path] | None) -> list[Path]:
+    """The stores given, or the shipped real samples."""
+    from reclaim.traces.store import sample_path
+
+    return given or [sample_path("bitbrains"), sample_path("google2011-derived")]
+
+
+def _loads(text: str) -> list[float]:
+    """``--load`` percentages as fractions, or a one-line error."""
+    try:
+        loads = [float(x) / 100 for x in _csv(text)]
+    except ValueError:
+        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {text!r}") from None
+    if not loads or min(loads) <= 0:
+        raise ReclaimError(f"--load: expected positive percentages, got {text!r}")
+    return loads
+
+
 @forecast_app.command("eval")
 def forecast_eval(
     store: Annotated[
@@ -89,9 +116,9 @@ def forecast_eval(
     from reclaim.forecast.evaluate import EvalTask, model_label
     from reclaim.report.console import forecast_tables
     from reclaim.report.forecast_plots import plot_calibration, plot_error_boxplots
-    from reclaim.traces.store import load_store, sample_path
+    from reclaim.traces.store import load_store
 
-    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    paths = _usage_stores(store)
     stores = {p.name: load_store(p) for p in paths}
     known = registry.names("forecaster")
     chosen = []
@@ -316,15 +343,8 @@ app.add_typer(place_app, name="place")
 
 @place_app.command("eval")
 def place_eval(
-    store: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
-        ),
-    ] = None,
-    load: Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")] = (
-        "30,50,80"
-    ),
+    store: UsageStores = None,
+    load: Loads = "30,50,80",
     policies: Annotated[
         str,
         typer.Option(
@@ -346,19 +366,13 @@ def place_eval(
     """TVW-RL's evaluation: utilisation, fragmentation, overshoot, machines used and wait of each
     placer at each load, on real usage series; prints the table and draws the bar charts."""
     from reclaim.report.placement import metrics_table, plot_operational, pool_table
-    from reclaim.traces.store import sample_path
     from reclaim.tvw.evaluate import Policy, run_evaluation
     from reclaim.tvw.scenario import ScenarioSpec
 
-    try:
-        loads = [float(x) / 100 for x in _csv(load)]
-    except ValueError:
-        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {load!r}") from None
-    if not loads or min(loads) <= 0:
-        raise ReclaimError(f"--load: expected positive percentages, got {load!r}")
+    loads = _loads(load)
     chosen = [Policy.parse(p) for p in _csv(policies)]
     spec = ScenarioSpec(machines=machines, units=units, jobs=jobs, max_units=max_units)
-    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    paths = _usage_stores(store)
     pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
     out = Console(width=max(Console().width, 120))  # nine columns; pipes get 80
     out.print(pool_table([p.report for p in pools]))
@@ -379,12 +393,7 @@ app.add_typer(rl_app, name="rl")
 
 @rl_app.command("train")
 def rl_train(
-    store: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
-        ),
-    ] = None,
+    store: UsageStores = None,
     load: Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")] = 50,
     jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode.")] = 200,
     iterations: Annotated[int, typer.Option(min=1, help="Policy updates.")] = 2000,
@@ -409,10 +418,9 @@ def rl_train(
     policy.npz. Vary --k-u/--k-o/--k-c for the paper's ablations."""
     from reclaim.rl.reinforce import POLICY, TrainConfig, run_training
     from reclaim.rl.rewards import Weights
-    from reclaim.traces.store import sample_path
 
     config = TrainConfig(iterations, trajectories, sequences, lr, seed, checkpoint_every)
-    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    paths = _usage_stores(store)
     weights = Weights(k_c, k_u, k_o, k_w) if agent == "tvw-rl" else None
     run_training(paths, load / 100, jobs, config, output, resume, console, agent, weights)
     Console().print(f"policy: {output / POLICY}")
@@ -420,15 +428,8 @@ def rl_train(
 
 @rl_app.command("eval")
 def rl_eval(
-    store: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
-        ),
-    ] = None,
-    load: Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")] = (
-        "30,50,80"
-    ),
+    store: UsageStores = None,
+    load: Loads = "30,50,80",
     baselines: Annotated[str, typer.Option(help="Heuristic placers, comma-separated.")] = (
         "tetris,best-fit"
     ),
@@ -451,21 +452,15 @@ def rl_eval(
 
     from reclaim.report.placement import metrics_table, plot_operational
     from reclaim.rl.evaluate import CLAIMS, Learned, paper_comparison
-    from reclaim.traces.store import sample_path
     from reclaim.tvw.evaluate import Policy, run_evaluation
     from reclaim.tvw.scenario import ScenarioSpec
 
-    try:
-        loads = [float(x) / 100 for x in _csv(load)]
-    except ValueError:
-        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {load!r}") from None
-    if not loads or min(loads) <= 0:
-        raise ReclaimError(f"--load: expected positive percentages, got {load!r}")
+    loads = _loads(load)
     chosen = [Learned("tvw-rl", str(policy) if policy else None)]
     chosen += [Learned("deeprm", str(deeprm) if deeprm else None)]
     chosen += [Policy.parse(p) for p in _csv(baselines)]
     spec = ScenarioSpec(jobs=jobs)
-    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    paths = _usage_stores(store)
     pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
     out = Console(width=max(Console().width, 120))
     for pool in pools:
@@ -487,12 +482,7 @@ def rl_eval(
 
 @rl_app.command("classes")
 def rl_classes(
-    store: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
-        ),
-    ] = None,
+    store: UsageStores = None,
     records: Annotated[int, typer.Option(min=4, help="Records per store.")] = 120,
     steps: Annotated[int, typer.Option(min=8, help="Steps of each record used.")] = 288,
     seed: Annotated[int, typer.Option(help="Seed of the sample and the clusterings.")] = 0,
@@ -503,10 +493,9 @@ def rl_classes(
     from rich.table import Table
 
     from reclaim.rl.classes import compare_distances, sample_records
-    from reclaim.traces.store import sample_path
     from reclaim.tvw.pool import load_pool
 
-    paths = store or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    paths = _usage_stores(store)
     table = Table(title="equivalence classes (paper's Table 1)", title_justify="left")
     for column in ("store", "distance", "k", "silhouette", "f", "EG %"):
         table.add_column(column)
