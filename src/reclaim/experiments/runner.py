@@ -11,11 +11,11 @@ from pathlib import Path
 
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reclaim.experiments.backends import check, run_all
 from reclaim.experiments.result_store import ResultStore
 from reclaim.experiments.spec import ExperimentSpec
+from reclaim.report.progress import count_progress
 
 
 @dataclass(frozen=True)
@@ -48,15 +48,7 @@ def run_experiment(
     todo = [run for run in runs if not store.is_done(run)]
     resumed = len(runs) - len(todo)
     table = store.write_table(runs)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("runs  {task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with count_progress("runs  {task.fields[last]}", console) as progress:
         bar = progress.add_task(spec.name, total=len(runs), completed=resumed, last="")
         if resumed:
             progress.console.print(f"resuming: {resumed} of {len(runs)} runs already in {out}")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reclaim.forecast.evaluate import EvalTask, evaluate_task, model_label, planned_forecasts
 from reclaim.forecast.series import store_series
+from reclaim.report.progress import count_progress
 from reclaim.state.grouped import GroupedArray
 from reclaim.traces.store import Store
 
@@ -50,15 +50,7 @@ def run_evaluation(
     total = sum(
         planned_forecasts(series[t.store, t.resource], t.history, origins) for t, *_ in todo
     )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("forecasts"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with count_progress("forecasts", console) as progress:
         bar = progress.add_task("evaluating", total=total)
         for task, name, params in todo:
             progress.update(bar, description=f"{task.model} h={task.history} {task.resource}")

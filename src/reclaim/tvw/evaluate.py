@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reclaim.errors import ReclaimError
 from reclaim.metrics.placement import operational_summary
 from reclaim.placement import build_placer
+from reclaim.report.progress import count_progress
 from reclaim.tvw.pool import Pool, load_pool
 from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
@@ -162,16 +162,10 @@ def run_evaluation(
     scenario.json under ``out``; returns the pools and the summary."""
     spec.check()
     pools = [load_pool(p, spec.max_units, spec.scale_quantile, spec.max_gap_s) for p in stores]
-    with Progress(
-        TextColumn("placing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("runs"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        bar = progress.add_task("", total=len(pools) * len(loads) * sequences * len(policies))
+    with count_progress("runs", console) as progress:
+        bar = progress.add_task(
+            "placing", total=len(pools) * len(loads) * sequences * len(policies)
+        )
         runs = evaluate(
             pools, spec, loads, policies, sequences, seed, lambda: progress.advance(bar)
         )
