@@ -73,3 +73,11 @@ def test_a_truncated_table_is_named_when_the_store_is_opened(tmp_path):
     (path / "usage.parquet").write_bytes(whole[: len(whole) // 2])
     with pytest.raises(TraceError, match=r"usage\.parquet: not a readable Parquet file"):
         load_store(path)
+
+
+def test_a_table_without_a_canonical_column_is_named_when_the_store_is_opened(tmp_path):
+    path = make_store(tmp_path / "s")
+    table = pl.read_parquet(path / "workloads.parquet")
+    table.drop("submit_time").write_parquet(path / "workloads.parquet")
+    with pytest.raises(TraceError, match=r"workloads\.parquet: missing column\(s\) submit_time"):
+        load_store(path)

@@ -17,7 +17,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from reclaim.errors import TraceError
-from reclaim.traces.schema import HOSTS_FILE, META_FILE, USAGE_FILE, WORKLOADS_FILE
+from reclaim.traces.schema import (
+    HOSTS_FILE,
+    HOSTS_SCHEMA,
+    META_FILE,
+    USAGE_FILE,
+    USAGE_SCHEMA,
+    WORKLOADS_FILE,
+    WORKLOADS_SCHEMA,
+)
 
 #: Written into meta.json; bumped when the store layout changes incompatibly.
 STORE_VERSION = 1
@@ -58,9 +66,14 @@ def load_store(path: str | Path) -> Store:
     for name in (META_FILE, WORKLOADS_FILE, USAGE_FILE):
         if not (path / name).is_file():
             raise TraceError(path, f"{hint}: {name} is missing")
-    for name in (WORKLOADS_FILE, USAGE_FILE, HOSTS_FILE):
+    tables = (
+        (WORKLOADS_FILE, WORKLOADS_SCHEMA),
+        (USAGE_FILE, USAGE_SCHEMA),
+        (HOSTS_FILE, HOSTS_SCHEMA),
+    )
+    for name, schema in tables:
         if (path / name).is_file():
-            _check_parquet(path / name)
+            _check_parquet(path / name, schema)
     try:
         meta = json.loads((path / META_FILE).read_text())
     except (OSError, ValueError) as err:
@@ -71,13 +84,16 @@ def load_store(path: str | Path) -> Store:
     return Store(path, meta)
 
 
-def _check_parquet(path: Path) -> None:
-    """Read the footer only: a truncated or foreign file fails here, with its name, rather than
-    deep inside a lazy query later."""
+def _check_parquet(path: Path, schema: dict) -> None:
+    """Read the footer only: a truncated or foreign file, or one without the canonical columns,
+    fails here, with its name, rather than deep inside a lazy query later."""
     try:
-        pq.read_metadata(path)
+        columns = set(pq.read_schema(path).names)
     except (OSError, pa.ArrowException) as err:
         raise TraceError(path, f"not a readable Parquet file ({err})") from None
+    missing = [c for c in schema if c not in columns]
+    if missing:
+        raise TraceError(path, f"missing column(s) {', '.join(missing)}")
 
 
 def sample_path(name: str) -> Path:
