@@ -60,7 +60,22 @@ def alibaba2017(traces: Path, stage: Path) -> tuple[Path, str]:
     return src, "every row of the development extract"
 
 
-SAMPLES = {"bitbrains": bitbrains, "alibaba2017": alibaba2017, "google2011-derived": google}
+def alibaba_gpu2023(traces: Path, stage: Path) -> tuple[Path, str]:
+    return traces / "alibaba-cluster-trace-gpu-v2023", "every row of the development extract"
+
+
+def alibaba_gpu2025(traces: Path, stage: Path) -> tuple[Path, str]:
+    src = traces / "alibaba-cluster-trace-gpu-v2025" / "disaggregated_DLRM_trace_subset.csv.gz"
+    return src, "every row of the development extract"
+
+
+SAMPLES = {
+    "bitbrains": bitbrains,
+    "alibaba2017": alibaba2017,
+    "google2011-derived": google,
+    "alibaba-gpu2023": alibaba_gpu2023,
+    "alibaba-gpu2025": alibaba_gpu2025,
+}
 
 
 def main() -> None:

@@ -33,7 +33,8 @@ def traces_import(
     fmt: Annotated[
         str,
         typer.Argument(
-            help="Trace format: bitbrains, alibaba2017, alibaba2018, azure2019, google2011-derived."
+            help="Trace format: bitbrains, alibaba2017, alibaba2018, azure2019, google2011-derived, "
+            "alibaba-gpu2023, alibaba-gpu2025."
         ),
     ],
     src: Annotated[Path, typer.Argument(help="Trace folder or file.")],
@@ -512,6 +513,53 @@ def rl_classes(
                 f"{row['eg_pct']:.2f}",
             )
     Console().print(table)
+
+
+lifetime_app = typer.Typer(
+    no_args_is_help=True, help="VM lifetimes: the GBDT model of remaining lifetime (LAVA)."
+)
+app.add_typer(lifetime_app, name="lifetime")
+
+
+@lifetime_app.command("eval")
+def lifetime_eval(
+    store: Annotated[
+        str,
+        typer.Argument(help="Lifetime trace store, or sample:NAME of a shipped one."),
+    ] = "sample:alibaba-gpu2025",
+    family: Annotated[
+        str | None, typer.Option(help="Only this VM family (pool), e.g. CN or HN.")
+    ] = None,
+    train_fraction: Annotated[
+        float, typer.Option(min=0.05, max=0.95, help="Share of arrivals that train the model.")
+    ] = 0.6,
+    threshold_days: Annotated[
+        float, typer.Option(min=0.01, help="Long-lived above this many days (paper: 7).")
+    ] = 7.0,
+    seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the plots.")] = Path(
+        "results/lifetime"
+    ),
+) -> None:
+    """Train on the first arrivals, test on the later ones: precision and recall of "lives beyond
+    the threshold" at creation, F1 by uptime quantile (reprediction) and by week after training."""
+    from reclaim.lifetime.evaluate import evaluate_lifetime
+    from reclaim.lifetime.model import LifetimeModel
+    from reclaim.lifetime.vms import load_vms
+    from reclaim.report.lifetime_plots import plot_lifetime_eval
+    from reclaim.report.lifetime_tables import lifetime_tables
+    from reclaim.traces.store import sample_path
+
+    path = sample_path(store.removeprefix("sample:")) if store.startswith("sample:") else store
+    vms = load_vms(path, family=family)
+    result = evaluate_lifetime(
+        vms, LifetimeModel(seed=seed), train_fraction, threshold_s=threshold_days * 86400.0
+    )
+    out = Console(width=max(Console().width, 120))
+    for table in lifetime_tables(result):
+        out.print(table)
+    figures = plot_lifetime_eval(result, output)
+    out.print(f"plots: {', '.join(str(f) for f in figures)}")
 
 
 def main() -> None:

@@ -10,8 +10,8 @@ from tiny_spec import write_spec
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.execute import execute
-from reclaim.experiments.result_store import ROW_SCHEMA, ResultStore
-from reclaim.experiments.spec import load_spec
+from reclaim.experiments.result_store import ResultStore
+from reclaim.experiments.spec import SHAPING_COLUMNS, load_spec
 
 
 @pytest.fixture
@@ -29,6 +29,7 @@ def test_layout_and_one_row_per_finished_run_in_run_order(spec, tmp_path):
     assert (root / "spec.toml").read_text() == spec.text
     assert json.loads((root / "experiment.json").read_text()) == {
         "name": "tiny",
+        "kind": "shaping",
         "scale": "tiny",
         "description": "three cheap runs",
     }
@@ -37,8 +38,8 @@ def test_layout_and_one_row_per_finished_run_in_run_order(spec, tmp_path):
         assert files == {"apps.parquet", "timeline.parquet", "summary.json"}
     assert table.equals(pl.read_parquet(root / "runs.parquet"))
     assert table["run_id"].to_list() == [runs[0].run_id, runs[2].run_id]
-    assert dict(list(table.schema.items())[: len(ROW_SCHEMA)]) == ROW_SCHEMA
-    metrics = table.columns[len(ROW_SCHEMA) :]
+    assert dict(list(table.schema.items())[: len(SHAPING_COLUMNS)]) == SHAPING_COLUMNS
+    metrics = table.columns[len(SHAPING_COLUMNS) :]
     assert metrics == sorted(metrics) and "turnaround_mean_s" in metrics
     assert all(table.schema[m] == pl.Float64 for m in metrics)
     row = table.row(0, named=True)

@@ -37,3 +37,16 @@ def test_nothing_fits_leaves_the_workload_unplaced_and_free_unchanged():
     hosts = build_placer("best-fit").place(capacity, free, up, np.array([[2, 2]], np.float32))
     assert hosts.tolist() == [-1]
     assert free.tolist() == [[1.0, 1.0], [8.0, 8.0]]
+
+
+def test_a_resource_no_host_has_never_dominates_and_scores_stay_finite():
+    # A pool without GPUs: the GPU axis has zero capacity; memory dominates the (2, 6, 0) request.
+    capacity = np.array([[16.0, 32.0, 0.0], [8.0, 16.0, 0.0]])
+    free = np.array([[2.0, 30.0, 0.0], [8.0, 7.0, 0.0]])
+    request = np.array([[2, 6, 0]], np.float32)
+    state = CycleState(capacity, free, np.ones(2, bool), request)
+    assert BestFit().score(state, np.ones((1, 2), bool)).tolist() == [[-30.0, -7.0]]
+    placer = build_placer("best-fit")
+    assert placer.place(capacity, free.copy(), np.ones(2, bool), request).tolist() == [1]
+    placer.compiled = False
+    assert placer.place(capacity, free.copy(), np.ones(2, bool), request).tolist() == [1]

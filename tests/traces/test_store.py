@@ -63,7 +63,10 @@ def test_shipped_samples_load_with_the_canonical_schema(name, workloads, usage, 
 
 
 def test_unknown_sample_lists_the_shipped_ones():
-    with pytest.raises(TraceError, match="samples: alibaba2017, bitbrains, google2011-derived"):
+    with pytest.raises(
+        TraceError,
+        match="samples: alibaba-gpu2023, alibaba-gpu2025, alibaba2017, bitbrains, google2011-derived",
+    ):
         sample_path("azure")
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import polars as pl
 import pyarrow.parquet as pq
+import pytest
 
 from reclaim.traces import writer as writer_module
 from reclaim.traces.schema import USAGE_SCHEMA, WORKLOADS_SCHEMA
@@ -64,3 +65,22 @@ def test_small_batches_are_buffered_into_row_groups(tmp_path, monkeypatch):
     out.close()
     meta = pq.ParquetFile(tmp_path / "usage.parquet").metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [100, 100, 100]
+
+
+def test_optional_columns_are_written_only_when_the_first_frame_has_them(tmp_path):
+    out = StoreWriter(tmp_path / "with")
+    (tmp_path / "with").mkdir()
+    out.write("workloads", pl.DataFrame({"id": ["a"], "gpu_request": [0.5]}))
+    out.write("workloads", pl.DataFrame({"id": ["b"]}))  # later frames: null where missing
+    out.close()
+    stored = pl.read_parquet(tmp_path / "with" / "workloads.parquet")
+    assert stored.columns == [*WORKLOADS_SCHEMA, "gpu_request"]
+    assert stored["gpu_request"].to_list() == [0.5, None]
+
+    (tmp_path / "without").mkdir()
+    out = StoreWriter(tmp_path / "without")
+    out.write("workloads", pl.DataFrame({"id": ["a"]}))
+    with pytest.raises(ValueError, match="gpu_request"):  # too late: the schema is fixed
+        out.write("workloads", pl.DataFrame({"id": ["b"], "gpu_request": [1.0]}))
+    out.close()
+    assert pl.read_parquet(tmp_path / "without" / "workloads.parquet").schema == WORKLOADS_SCHEMA

@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.execute import execute
 from reclaim.experiments.spec import Run
-from reclaim.sim.results import SimResult
 
 BACKENDS = ("local", "ray")
 
-Finished = Iterator[tuple[Run, SimResult]]
+#: (run, its result): a result has ``write(folder)`` (SimResult for shaping runs).
+Finished = Iterator[tuple[Run, object]]
 
 
 def run_all(
@@ -90,3 +89,8 @@ def on_ray(runs: list[Run], address: str | None = None) -> Finished:
             ray.cancel(ref, force=True)
         if started:
             ray.shutdown()
+
+
+def execute(run: Run):
+    """Execute one run of any kind (a module-level function: process pools and Ray pickle it)."""
+    return run.execute()

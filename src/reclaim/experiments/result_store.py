@@ -4,9 +4,11 @@ Layout (the report reads it; keep it)::
 
     RESULTS/spec.toml           the spec text as run
     RESULTS/experiment.json     {"name", "scale", "description"}
-    RESULTS/runs/<run_id>/      SimResult.write: apps.parquet, timeline.parquet, summary.json
-    RESULTS/runs.parquet        one row per finished run, in run order: ROW_SCHEMA, then every
-                                summary key (sorted) as Float64, null where a run lacks it
+    RESULTS/runs/<run_id>/      the result's ``write``: summary.json ({"summary", "stats"}) and
+                                the kind's tables (SimResult: apps.parquet, timeline.parquet)
+    RESULTS/runs.parquet        one row per finished run, in run order: the run kind's COLUMNS,
+                                then every summary key (sorted) as Float64, null where a run lacks
+                                it
 
 A run's folder is written under a temporary name and renamed when complete, and runs.parquet is
 replaced atomically, so an interrupted sweep leaves only whole runs; a rerun skips them.
@@ -23,21 +25,7 @@ import polars as pl
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.spec import ExperimentSpec, Run
-from reclaim.sim.results import SimResult
 
-ROW_SCHEMA = {
-    "run_id": pl.String,
-    "experiment": pl.String,
-    "scale": pl.String,
-    "label": pl.String,
-    "controller": pl.String,
-    "forecaster": pl.String,
-    "k1": pl.Float64,
-    "k2": pl.Float64,
-    "coverage": pl.Float64,
-    "seed": pl.Int64,
-    "wall_s": pl.Float64,
-}
 SUMMARY_FILE = "summary.json"
 
 
@@ -48,7 +36,12 @@ class ResultStore:
         """Open ``root``, creating it; refuse one holding another experiment or scale."""
         self.root = Path(root)
         self.runs_dir = self.root / "runs"
-        meta = {"name": spec.name, "scale": scale, "description": spec.description}
+        meta = {
+            "name": spec.name,
+            "kind": spec.kind,
+            "scale": scale,
+            "description": spec.description,
+        }
         meta_file = self.root / "experiment.json"
         if meta_file.is_file():
             held = json.loads(meta_file.read_text())
@@ -65,7 +58,7 @@ class ResultStore:
     def is_done(self, run: Run) -> bool:
         return (self.runs_dir / run.run_id).is_dir()
 
-    def save(self, run: Run, result: SimResult) -> None:
+    def save(self, run: Run, result) -> None:
         """Write ``run``'s folder under a temporary name, then rename it into place."""
         partial = self.runs_dir / f".partial-{run.run_id}"
         shutil.rmtree(partial, ignore_errors=True)  # left by an interrupted write
@@ -76,8 +69,9 @@ class ResultStore:
         """Rewrite runs.parquet with a row for each of ``runs`` that is done, in that order."""
         rows = [self._row(run) for run in runs if self.is_done(run)]
         # sorted: a summary's key order can vary from run to run (it comes from group-bys)
-        metrics = sorted({k for row in rows for k in row if k not in ROW_SCHEMA})
-        schema = ROW_SCHEMA | dict.fromkeys(metrics, pl.Float64)
+        columns = runs[0].COLUMNS if runs else {}
+        metrics = sorted({k for row in rows for k in row if k not in columns})
+        schema = columns | dict.fromkeys(metrics, pl.Float64)
         table = pl.DataFrame(
             {name: [row.get(name) for row in rows] for name in schema}, schema=schema
         )
@@ -90,20 +84,12 @@ class ResultStore:
         if run.run_id not in self._rows:
             doc = json.loads((self.runs_dir / run.run_id / SUMMARY_FILE).read_text())
             summary = {k: None if v is None else float(v) for k, v in doc["summary"].items()}
-            self._rows[run.run_id] = summary | {
-                "run_id": run.run_id,
-                "experiment": run.experiment,
-                "scale": run.scale,
-                "label": run.label,
-                "controller": run.settings.controller,
-                "forecaster": run.settings.forecaster,
-                "k1": run.k1,
-                "k2": run.k2,
-                "coverage": run.coverage,
-                "seed": run.seed,
+            self._rows[run.run_id] = (
+                summary
+                | run.columns()
                 # simulation wall time, kept in summary.json so a resumed run keeps its own
-                "wall_s": doc["stats"]["wall_s"],
-            }
+                | {"wall_s": doc["stats"]["wall_s"]}
+            )
         return self._rows[run.run_id]
 
 

@@ -5,6 +5,8 @@ list-valued settings form a grid; docs/experiments.md is the reference::
 
     name = "pace-fig4"                      # letters, digits, . _ -
     description = "..."
+    kind = "shaping"                        # default; "lava" is the lifetime-aware placement
+                                            # experiment (reclaim.lifetime.experiment)
     [workload]                              # optional; every key has a default
     jobs = "sample:alibaba2017"             # "sample:NAME" = shipped sample, else a store path
     shapes = ["sample:bitbrains"]           # relative paths are from the spec's folder
@@ -39,6 +41,7 @@ spec file and the key, raised before anything runs.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import itertools
 import json
 import re
@@ -46,6 +49,8 @@ import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, NoReturn
+
+import polars as pl
 
 from reclaim import registry
 from reclaim.errors import ReclaimError
@@ -87,11 +92,32 @@ class Scale:
     seeds: tuple[int, ...]
 
 
+#: The identifying columns of a shaping run in runs.parquet, before its summary's metrics.
+SHAPING_COLUMNS = {
+    "run_id": pl.String,
+    "experiment": pl.String,
+    "scale": pl.String,
+    "label": pl.String,
+    "controller": pl.String,
+    "forecaster": pl.String,
+    "k1": pl.Float64,
+    "k2": pl.Float64,
+    "coverage": pl.Float64,
+    "seed": pl.Int64,
+    "wall_s": pl.Float64,
+}
+#: Experiment kinds other than shaping: kind -> "module:parser" (imported only when asked for).
+KINDS = {"lava": "reclaim.lifetime.experiment:parse_lava_spec"}
+
+
 @dataclass(frozen=True)
 class Run:
     """One simulation. ``workload``: WorkloadSpec fields (but seed) plus ``jobs`` and ``shapes``
     as the spec writes them; ``stores``: those stores' folders. k1/k2: the controller's resolved
-    settings, None if it has none."""
+    settings, None if it has none.
+
+    Every kind of run offers the same three members to the backends and the result store:
+    ``run_id``, ``execute()`` (a result with ``write(folder)``) and ``columns()``."""
 
     run_id: str
     experiment: str
@@ -104,6 +130,29 @@ class Run:
     workload: dict[str, Any]
     stores: tuple[str, tuple[str, ...]]
     settings: RunSettings
+
+    COLUMNS = SHAPING_COLUMNS
+
+    def execute(self):
+        """Simulate this run (a SimResult)."""
+        from reclaim.experiments.execute import execute
+
+        return execute(self)
+
+    def columns(self) -> dict[str, Any]:
+        """This run's identifying columns of runs.parquet (but ``wall_s``, from its result)."""
+        return {
+            "run_id": self.run_id,
+            "experiment": self.experiment,
+            "scale": self.scale,
+            "label": self.label,
+            "controller": self.settings.controller,
+            "forecaster": self.settings.forecaster,
+            "k1": self.k1,
+            "k2": self.k2,
+            "coverage": self.coverage,
+            "seed": self.seed,
+        }
 
 
 @dataclass(frozen=True)
@@ -129,6 +178,7 @@ class ExperimentSpec:
     arrival_days_per_150k: float
     scales: dict[str, Scale]
     cells: tuple[_Cell, ...]
+    kind = "shaping"
 
     @property
     def default_scale(self) -> str:
@@ -159,7 +209,7 @@ class ExperimentSpec:
                     "workload": workload,
                     "settings": asdict(settings),
                 }
-                digest = hashlib.sha256(json.dumps(_canonical(ident), sort_keys=True).encode())
+                digest = hashlib.sha256(json.dumps(canonical(ident), sort_keys=True).encode())
                 run_id = f"{cell.slug}_seed{seed}-{digest.hexdigest()[:10]}"
                 runs.append(
                     Run(
@@ -207,8 +257,17 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ReclaimError(f"{path}: not valid TOML ({err})") from None
-    err = _Errors(path)
-    err.keys(doc, ("name", "description", "workload", "cluster", "scale", "runs"), "top level")
+    kind = doc.get("kind", "shaping")
+    if kind != "shaping":
+        if kind not in KINDS:
+            known = ", ".join(["shaping", *KINDS])
+            raise ReclaimError(f"{path}: kind: unknown experiment kind {kind!r} (known: {known})")
+        module, _, function = KINDS[kind].partition(":")
+        return getattr(importlib.import_module(module), function)(doc, path, text)
+    err = SpecErrors(path)
+    err.keys(
+        doc, ("name", "kind", "description", "workload", "cluster", "scale", "runs"), "top level"
+    )
     name = err.typed(doc.get("name"), str, "name")
     if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
         err.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
@@ -264,7 +323,7 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     )
 
 
-def _scale(name: str, table: Any, err: _Errors) -> Scale:
+def _scale(name: str, table: Any, err: SpecErrors) -> Scale:
     where = f"scale.{name}"
     table = err.typed(table, dict, f"[{where}]")
     err.keys(table, ("apps", "hosts", "seeds"), f"[{where}]")
@@ -286,7 +345,7 @@ def _scale(name: str, table: Any, err: _Errors) -> Scale:
     return Scale(name, apps, hosts, tuple(seeds))
 
 
-def _expand(group: Any, i: int, defaults: dict[str, Any], err: _Errors) -> list[_Cell]:
+def _expand(group: Any, i: int, defaults: dict[str, Any], err: SpecErrors) -> list[_Cell]:
     """The grid cells of the ``i``-th [[runs]] group, last axis fastest."""
     where = f"runs[{i}]"
     group = err.typed(group, dict, f"[[runs]] #{i}")
@@ -314,7 +373,7 @@ def _expand(group: Any, i: int, defaults: dict[str, Any], err: _Errors) -> list[
     return cells
 
 
-def _cell(cell: dict, label: str, defaults: dict, where: str, err: _Errors) -> _Cell:
+def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -> _Cell:
     """Check one grid cell's names and settings, link coverage to k2, name it."""
     controller = err.name("controller", cell["controller"], f"{where}.controller")
     forecaster = cell.get("forecaster")
@@ -378,18 +437,18 @@ def _short(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _canonical(obj: Any) -> Any:
+def canonical(obj: Any) -> Any:
     """Whole numbers as floats, so ``k2 = 3`` and ``k2 = 3.0`` name the same run."""
     if isinstance(obj, dict):
-        return {k: _canonical(v) for k, v in obj.items()}
+        return {k: canonical(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_canonical(v) for v in obj]
+        return [canonical(v) for v in obj]
     if isinstance(obj, int) and not isinstance(obj, bool):
         return float(obj)
     return obj
 
 
-class _Errors:
+class SpecErrors:
     """Checks that fail with one line naming the spec file and the key."""
 
     def __init__(self, path: Path) -> None:

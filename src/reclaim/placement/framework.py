@@ -5,6 +5,13 @@ A plugin owns one concern (a grouping of the batch, a mask, or a raw score); the
 composition: it ANDs the masks, maps each score to [0, 100], combines them by weighted sum or
 lexicographic order, and binds the batch greedily in order, updating free capacity after every bind.
 A plugin that groups the batch (CORP packs complementary jobs) has each group bound to one host.
+
+Plugins that score from the state of a pool (lifetime-aware placement: which VMs run where, their
+predicted exits, the clock) declare ``needs_view`` and read ``CycleState.view`` and
+``CycleState.items`` (the batch's rows in the view's workload table); the caller that owns the pool
+(``reclaim.lifetime.replay``) passes both to :meth:`Placer.place` and reports each bind and exit
+through :meth:`Placer.on_bind` / :meth:`Placer.on_exit` (the scheduler framework's Reserve/PostBind
+idea), so that a plugin can keep per-host state of its own.
 """
 
 from __future__ import annotations
@@ -32,13 +39,16 @@ class CycleState:
 
     capacity, free: (H, R) float64 (cores and GiB, or a scenario's units), ``free`` already net of
     this call's binds; up: (H,) bool; request: (B, R) float32 (float64 for a packed group) of the
-    batch being scored.
+    batch being scored. view: the pool's state for plugins that declare ``needs_view`` (None
+    otherwise); items: (B,) int64 rows of the batch in the view's workload table, or None.
     """
 
     capacity: NDArray[np.float64]
     free: NDArray[np.float64]
     up: NDArray[np.bool_]
     request: NDArray[np.floating]
+    view: object = None
+    items: NDArray[np.int64] | None = None
 
 
 class PlacementPlugin(Protocol):
@@ -53,6 +63,10 @@ class PlacementPlugin(Protocol):
     # Optional: ``prepare(state) -> (B,) int64 | None``, a group label per batch row; rows sharing a
     # label are bound to one host together (or, if the group fits nowhere, each on its own).
     prepare: object
+    # Optional: True when the plugin scores from ``CycleState.view``/``items`` (it then raises
+    # ReclaimError without them); ``on_bind(view, item, host)``/``on_exit(view, item, host)`` hooks
+    # are called by the owner of the view after it recorded a bind or an exit.
+    needs_view: bool
 
     def filter(self, state: CycleState) -> NDArray[np.bool_] | None: ...  # (B,H) or None
 
@@ -123,6 +137,25 @@ class Placer:
         return all(p.plugin.monotone for p in self.plugins)
 
     @property
+    def needs_view(self) -> bool:
+        return any(getattr(p.plugin, "needs_view", False) for p in self.plugins)
+
+    def on_bind(self, view, item: int, host: int) -> None:
+        """Tell the plugins that hold state of their own that ``item`` now holds room on ``host``
+        (``view`` already records it)."""
+        for wp in self.plugins:
+            hook = getattr(wp.plugin, "on_bind", None)
+            if hook is not None:
+                hook(view, item, host)
+
+    def on_exit(self, view, item: int, host: int) -> None:
+        """Tell the plugins that ``item`` left ``host`` (``view`` already records it)."""
+        for wp in self.plugins:
+            hook = getattr(wp.plugin, "on_exit", None)
+            if hook is not None:
+                hook(view, item, host)
+
+    @property
     def _kernel(self):
         """The single plugin's score kernel when compiled binding gives the same result."""
         if len(self.plugins) != 1:
@@ -133,6 +166,7 @@ class Placer:
             or self.plugins[0].weight <= 0
             or type(plugin).filter is not no_filter
             or hasattr(plugin, "prepare")
+            or getattr(plugin, "needs_view", False)  # a kernel sees free capacity only
         ):
             return None
         return getattr(plugin, "kernel", None)
@@ -174,13 +208,19 @@ class Placer:
         up: NDArray[np.bool_],
         request: NDArray[np.float32],
         all_or_nothing: bool = False,
+        view: object = None,
+        items: NDArray[np.int64] | None = None,
     ) -> NDArray[np.int32]:
         """Bind the batch ``request`` (B, R) in order; returns (B,) host per item, -1 unplaced.
 
         ``free`` (H, R) is updated in place with the binds. With ``all_or_nothing`` the batch is
-        either placed whole or not at all (``free`` then unchanged, all -1).
+        either placed whole or not at all (``free`` then unchanged, all -1). ``view`` and
+        ``items`` (B,) reach the plugins through :class:`CycleState`; ``view`` is not updated here
+        (its owner records the binds and calls :meth:`on_bind`).
         """
         n = len(request)
+        if items is not None:
+            items = np.asarray(items, np.int64)
         kernel = self._kernel if self.compiled else None
         if kernel is not None and n == 1:
             # One workload, the usual call: no run to find, nothing to restore on failure (fill_run
@@ -202,9 +242,9 @@ class Placer:
             hopeless = ~fits(CycleState(capacity, free, up, request)).any(axis=1)
             if all_or_nothing and hopeless.any():
                 return hosts
-            groups = self._groups(capacity, free, up, request) if n > 1 else None
+            groups = self._groups(capacity, free, up, request, view, items) if n > 1 else None
             if groups is not None:
-                self._place_groups(capacity, free, up, request, groups, hopeless, hosts)
+                self._place_groups(capacity, free, up, request, groups, hopeless, hosts, view)
                 if all_or_nothing and (hosts < 0).any():
                     free[:] = before
                     hosts[:] = -1
@@ -213,8 +253,11 @@ class Placer:
             raw = np.empty(len(free))
         for i, j in itertools.pairwise(run_starts(request).tolist()):
             if kernel is None:
+                run = None if items is None else items[i:j]
                 placed = (
-                    EMPTY if hopeless[i] else self._place_run(capacity, free, up, request[i], j - i)
+                    EMPTY
+                    if hopeless[i]
+                    else self._place_run(capacity, free, up, request[i], j - i, view, run)
                 )
                 hosts[i : i + len(placed)] = placed
                 n_placed = len(placed)
@@ -228,42 +271,46 @@ class Placer:
                 return hosts
         return hosts
 
-    def _groups(self, capacity, free, up, request) -> NDArray[np.int64] | None:
+    def _groups(self, capacity, free, up, request, view, items) -> NDArray[np.int64] | None:
         """The first grouping a plugin proposes for the batch, or None if it groups nothing."""
         for wp in self.plugins:
             prepare = getattr(wp.plugin, "prepare", None)
             if prepare is None:
                 continue
-            labels = prepare(CycleState(capacity, free, up, request))
+            labels = prepare(CycleState(capacity, free, up, request, view, items))
             if labels is not None and len(np.unique(labels)) < len(labels):
                 return labels
         return None
 
-    def _place_groups(self, capacity, free, up, request, labels, hopeless, hosts) -> None:
+    def _place_groups(self, capacity, free, up, request, labels, hopeless, hosts, view) -> None:
         """Bind each group, in the order of its first row, to the best host for its summed request;
         a group that fits no host has its rows placed one by one instead. ``hopeless`` (B,) rows
-        fit no host."""
+        fit no host. A group has no single item, so plugins that need one cannot score it."""
         _, first = np.unique(labels, return_index=True)
         for row in np.sort(first):
             members = np.flatnonzero(labels == labels[row])
             if len(members) > 1 and not hopeless[members].any():
                 total = request[members].sum(axis=0, dtype=np.float64)
-                order = self.host_order(CycleState(capacity, free, up, total[None, :]))
+                order = self.host_order(CycleState(capacity, free, up, total[None, :], view))
                 if len(order):
                     hosts[members] = order[0]
                     free[order[0]] -= total
                     continue
             for m in members[~hopeless[members]]:
-                placed = self._place_run(capacity, free, up, request[m], 1)
+                placed = self._place_run(capacity, free, up, request[m], 1, view)
                 hosts[m] = placed[0] if len(placed) else -1
 
-    def _place_run(self, capacity, free, up, req, count: int) -> NDArray[np.int32]:
-        """Place up to ``count`` copies of one request; returns the hosts of those placed."""
+    def _place_run(
+        self, capacity, free, up, req, count: int, view=None, items=None
+    ) -> NDArray[np.int32]:
+        """Place up to ``count`` copies of one request (``items``: (count,) their rows, or None);
+        returns the hosts of those placed."""
         out: list[NDArray[np.int32]] = []
         placed = 0
         req32 = req.reshape(1, -1).astype(np.float32)
         while placed < count:
-            order = self.host_order(CycleState(capacity, free, up, req32))
+            item = None if items is None else items[placed : placed + 1]
+            order = self.host_order(CycleState(capacity, free, up, req32, view, item))
             if len(order) == 0:
                 break
             if self.monotone:

@@ -73,8 +73,10 @@ class ResultStore:
         return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
-def load_results(root: Path) -> ResultStore:
-    """Read the store at ``root``; a missing or unreadable ``runs.parquet`` is a ReclaimError."""
+def read_store(root: Path, required: list[str]) -> tuple[pl.DataFrame, dict, int]:
+    """``runs.parquet`` (checked for ``required`` columns, with experiment and scale filled in),
+    ``experiment.json`` and the number of run folders without a row, for any kind of experiment;
+    anything missing or unreadable is a ReclaimError."""
     path = root / "runs.parquet"
     if not path.exists():
         raise ReclaimError(f"{root}: no runs.parquet (not a result store, or no run finished yet)")
@@ -82,27 +84,39 @@ def load_results(root: Path) -> ResultStore:
         runs = pl.read_parquet(path)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise ReclaimError(f"{path}: unreadable ({str(err).splitlines()[0]})") from None
-    missing = [c for c in _REQUIRED if c not in runs.columns]
+    missing = [c for c in required if c not in runs.columns]
     if missing:
         raise ReclaimError(f"{path}: missing column(s) {', '.join(missing)}")
     if runs.is_empty():
         raise ReclaimError(f"{path}: no finished run yet")
-    meta_path = root / "experiment.json"
-    try:
-        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    except json.JSONDecodeError as err:
-        raise ReclaimError(f"{meta_path}: not JSON ({err})") from None
-    name = str(meta.get("name", root.name))
-    scale = str(meta.get("scale", ""))
+    meta = experiment_meta(root)
     runs = runs.with_columns(
-        [pl.lit(None, pl.String).alias(c) for c in _OPTIONAL_TEXT if c not in runs.columns]
+        [pl.lit(None, pl.String).alias(c) for c in ("experiment", "scale") if c not in runs.columns]
     ).with_columns(
-        pl.col("experiment").fill_null(name),
-        pl.col("scale").fill_null(scale),
+        pl.col("experiment").fill_null(str(meta.get("name", root.name))),
+        pl.col("scale").fill_null(str(meta.get("scale", ""))),
         pl.col("run_id").cast(pl.String),
     )
     run_dirs = {p.name for p in (root / "runs").glob("*") if p.is_dir()}
-    pending = len(run_dirs - set(runs["run_id"]))
+    return runs, meta, len(run_dirs - set(runs["run_id"]))
+
+
+def experiment_meta(root: Path) -> dict:
+    """``experiment.json`` of a result store ({} if absent)."""
+    meta_path = root / "experiment.json"
+    try:
+        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    except json.JSONDecodeError as err:
+        raise ReclaimError(f"{meta_path}: not JSON ({err})") from None
+
+
+def load_results(root: Path) -> ResultStore:
+    """Read the shaping experiment store at ``root``."""
+    runs, meta, pending = read_store(root, _REQUIRED)
+    runs = runs.with_columns(
+        [pl.lit(None, pl.String).alias(c) for c in _OPTIONAL_TEXT if c not in runs.columns]
+    )
+    name, scale = str(meta.get("name", root.name)), str(meta.get("scale", ""))
     return ResultStore(root, name, scale, str(meta.get("description", "")), derive(runs), pending)
 
 

@@ -12,7 +12,13 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from reclaim.report import experiment_plots as plots
-from reclaim.report.experiment_data import BASELINE, ResultStore, aggregate, load_results
+from reclaim.report.experiment_data import (
+    BASELINE,
+    ResultStore,
+    aggregate,
+    experiment_meta,
+    load_results,
+)
 from reclaim.report.experiment_tables import Rows, cell_rows, paper_rows, rich_table
 from reclaim.report.html import Section, page
 from reclaim.report.paper import SOURCE, compare
@@ -27,6 +33,7 @@ class Report:
     sections: list[Section]
     paper: Rows
     html: Path
+    source: str = SOURCE
 
 
 def _notes(runs: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
@@ -77,6 +84,8 @@ def _figures(
 
 def write_report(root: Path, out: Path) -> Report:
     """Read the store at ``root`` and write plots and ``index.html`` into ``out``."""
+    if experiment_meta(root).get("kind") == "lava":
+        return _lava_report(root, out)
     store = load_results(root)
     out.mkdir(parents=True, exist_ok=True)
     sections = []
@@ -102,11 +111,23 @@ def write_report(root: Path, out: Path) -> Report:
     return Report(store, notes, sections, paper, html)
 
 
+def _lava_report(root: Path, out: Path) -> Report:
+    from reclaim.report import lava
+
+    store = lava.load_lava(root)
+    out.mkdir(parents=True, exist_ok=True)
+    sections, paper = lava.lava_sections(store, out)
+    notes = [f"{root}: {len(store.runs)} finished run(s)."]
+    html = out / "index.html"
+    html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, lava.SOURCE))
+    return Report(store, notes, sections, paper, html, lava.SOURCE)
+
+
 def console_output(report: Report) -> list[RenderableType]:
     """What the CLI prints: per experiment its notes and table, then the paper's numbers."""
     items: list[RenderableType] = [Text(note) for note in report.notes]
     for s in report.sections:
         items += [Text(note, style="dim") for note in s.notes]
         items.append(rich_table(s.heading, s.table))
-    items.append(rich_table(f"paper vs ours ({SOURCE})", report.paper))
+    items.append(rich_table(f"paper vs ours ({report.source})", report.paper))
     return items

@@ -5,6 +5,10 @@ workload bound to a host that is down or lacks room, all-or-nothing batches plac
 all, the same input giving the same placement, a ``monotone`` promise kept (filling the best host
 with a run equals binding one workload at a time), and a compiled kernel agreeing with the
 framework's reference path.
+
+A plugin that declares ``needs_view`` (lifetime-aware placement) is checked on a pool view made to
+match each random cluster (:func:`random_pool_view`: residents that take up exactly the used
+capacity, the batch as VMs arriving now, lifetimes partly mispredicted), a fresh one per call.
 """
 
 from __future__ import annotations
@@ -33,6 +37,74 @@ def random_cluster(rng: np.random.Generator):
     return capacity, free, up, request
 
 
+class _Lifetimes:
+    """A predictor from given lifetimes: remaining = max(lifetime - uptime, 0)."""
+
+    def __init__(self, lifetime) -> None:
+        self.lifetime = lifetime
+
+    def remaining(self, vms, uptime):
+        return np.maximum(self.lifetime[vms] - uptime, 0.0)
+
+
+def random_pool_view(capacity, free, request, rng: np.random.Generator):
+    """A factory of fresh, identical ``{"view": PoolView, "items": (B,) rows}`` keyword sets for
+    ``capacity``/``free`` (H, R) and the batch ``request`` (B, R): one or two resident VMs per host
+    use its ``capacity - free``, the batch arrives now. Lifetimes span minutes to weeks; a third of the
+    predictions are off by 10x either way."""
+    import polars as pl
+
+    from reclaim.lifetime.replay import PoolView
+    from reclaim.lifetime.vms import VmTable
+
+    n_hosts, n_res = capacity.shape
+    now = 100 * 3600.0
+    residents, where = [], []
+    for h in range(n_hosts):
+        used = capacity[h] - free[h]
+        if not (used > 0).any():
+            continue
+        split = rng.random() if rng.random() < 0.5 else 1.0
+        for part in (used * split, used * (1 - split)):
+            if (part > 0).any():
+                residents.append(part)
+                where.append(h)
+    n_res_vm, n_batch = len(residents), len(request)
+    n = n_res_vm + n_batch
+    req = np.zeros((n, 3), np.float32)
+    req[:n_res_vm, :n_res] = np.array(residents).reshape(n_res_vm, n_res)
+    req[n_res_vm:, :n_res] = request
+    arrival = np.concatenate([now - rng.uniform(0, now, n_res_vm), np.full(n_batch, now)])
+    lifetime = np.exp(rng.uniform(np.log(60.0), np.log(30 * 86400.0), n))
+    lifetime = np.maximum(lifetime, now - arrival + 1.0)  # residents are alive now
+    guess = lifetime * rng.choice([0.1, 1.0, 1.0, 1.0, 10.0], n)
+    vms = VmTable(
+        id=np.array([f"vm{i}" for i in range(n)]),
+        family=np.full(n, "X"),
+        arrival=arrival,
+        exit=arrival + lifetime,
+        left_censored=np.zeros(n, bool),
+        right_censored=np.zeros(n, bool),
+        request=req,
+        features=pl.DataFrame({"row": np.arange(n)}),
+        window=(0.0, 2 * now),
+    )
+    hosts = np.full(n, -1, np.int32)
+    hosts[:n_res_vm] = where
+    cap3 = np.zeros((n_hosts, 3))
+    cap3[:, :n_res] = capacity
+
+    items = np.arange(n_res_vm, n, dtype=np.int64)
+
+    def context() -> dict:
+        return {
+            "view": PoolView.with_placements(vms, cap3, hosts, now, _Lifetimes(guess)),
+            "items": items,
+        }
+
+    return context
+
+
 def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int = 0) -> None:
     """Raise AssertionError naming the first broken promise of placement plugin ``name``.
 
@@ -40,11 +112,14 @@ def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int
     """
     build = build or (lambda: registry.build("placement", name))
     rng = np.random.default_rng(seed)
+    needs_view = getattr(build(), "needs_view", False)
     for trial in range(TRIALS):
         capacity, free, up, request = random_cluster(rng)
         where = f"{name}, trial {trial}"
+        # keyword arguments of every CycleState and place call (a fresh view each time)
+        ctx = random_pool_view(capacity, free, request, rng) if needs_view else dict
         placer = Placer([WeightedPlugin(build())])
-        feasible, levels = placer.rank(CycleState(capacity, free, up, request))
+        feasible, levels = placer.rank(CycleState(capacity, free, up, request, **ctx()))
         assert feasible.shape == (len(request), len(free)), f"{where}: mask shape {feasible.shape}"
         assert levels.shape == (1, *feasible.shape), f"{where}: score shape {levels.shape}"
         assert np.all(np.isfinite(levels)), f"{where}: non-finite normalised score"
@@ -53,10 +128,12 @@ def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int
 
         for together in (False, True):
             after = free.copy()
-            hosts = placer.place(capacity, after, up, request, together)
+            hosts = placer.place(capacity, after, up, request, together, **ctx())
             _check_binds(where, capacity, free, up, request, hosts, after, together)
             again = free.copy()
-            same = Placer([WeightedPlugin(build())]).place(capacity, again, up, request, together)
+            same = Placer([WeightedPlugin(build())]).place(
+                capacity, again, up, request, together, **ctx()
+            )
             assert np.array_equal(hosts, same), f"{where}: same input, another placement"
             assert np.array_equal(after, again), f"{where}: same input, other free capacity"
 
@@ -65,15 +142,17 @@ def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int
             one = Placer([WeightedPlugin(_one_by_one(plugin))])
             slow = free.copy()
             assert np.array_equal(
-                one.place(capacity, slow, up, request),
-                placer.place(capacity, free.copy(), up, request),
+                one.place(capacity, slow, up, request, **ctx()),
+                placer.place(capacity, free.copy(), up, request, **ctx()),
             ), f"{where}: declared monotone, but filling a run differs from one-by-one binding"
         if getattr(plugin, "kernel", None) is not None:
             reference = Placer([WeightedPlugin(build())])
             reference.compiled = False
             assert np.array_equal(
-                reference.place(capacity, free.copy(), up, request),
-                Placer([WeightedPlugin(build())]).place(capacity, free.copy(), up, request),
+                reference.place(capacity, free.copy(), up, request, **ctx()),
+                Placer([WeightedPlugin(build())]).place(
+                    capacity, free.copy(), up, request, **ctx()
+                ),
             ), f"{where}: compiled kernel and reference framework disagree"
 
 

@@ -56,7 +56,7 @@ def import_trace(fmt: str, src: str | Path, out: str | Path) -> ImportReport:
         writer = StoreWriter(staging)
         reader.read(files, writer)
         rows = writer.close()
-        meta = _meta(fmt, reader, src, files, rows, writer.filtered.counts)
+        meta = _meta(fmt, reader, src, files, rows, writer.filtered.counts) | writer.meta
         (staging / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         if out.exists():
             shutil.rmtree(out)

@@ -5,7 +5,12 @@ A store is a directory:
 - ``workloads.parquet``: one row per workload (a VM, a task, a pod, a machine's tenant...).
 - ``usage.parquet``: measured usage, one row per (id, time), sorted by id then time.
 - ``hosts.parquet`` (optional): machine capacities, where the trace has them.
-- ``meta.json``: format, source files, units, sampling period, and the rows filtered by reason.
+- ``meta.json``: format, source files, units, sampling period, and the rows filtered by reason;
+  lifetime traces add ``window_s``, the observation window [start, end] in seconds.
+
+Tables have required columns (the ``*_SCHEMA`` dicts, present in every store) and optional ones
+(the ``OPTIONAL_*`` dicts), written only by readers whose trace has them; a store without them is
+still complete.
 
 Units are fixed where the trace allows (cores, GiB, seconds). A trace that only has normalised or
 percentage values keeps them and says so in ``meta.json["units"]``; nothing is converted by guesswork.
@@ -35,6 +40,11 @@ WORKLOADS_SCHEMA: dict[str, pl.DataType] = {
     "category": pl.String(),  # class / QoS / VM category where known
     "status": pl.String(),  # final state in the trace where known
 }
+#: Optional workload columns, per instance like the requests.
+OPTIONAL_WORKLOADS: dict[str, pl.DataType] = {
+    "gpu_request": pl.Float64(),  # GPUs; fractions for GPU-sharing pods
+    "disk_request": pl.Float64(),  # GiB
+}
 
 #: Usage table: one sample per (id, time) at the trace's own period.
 USAGE_SCHEMA: dict[str, pl.DataType] = {
@@ -51,4 +61,9 @@ HOSTS_SCHEMA: dict[str, pl.DataType] = {
     "cpu": pl.Float64(),
     "mem": pl.Float64(),
     "status": pl.String(),
+}
+#: Optional host columns.
+OPTIONAL_HOSTS: dict[str, pl.DataType] = {
+    "gpu": pl.Float64(),  # GPU count
+    "model": pl.String(),  # GPU model; null for CPU-only machines
 }

@@ -39,7 +39,8 @@ class Store:
     meta: dict[str, Any]
 
     def workloads(self) -> pl.LazyFrame:
-        """One row per workload, :data:`reclaim.traces.schema.WORKLOADS_SCHEMA`."""
+        """One row per workload, :data:`reclaim.traces.schema.WORKLOADS_SCHEMA` plus the
+        optional columns the trace has (:data:`~reclaim.traces.schema.OPTIONAL_WORKLOADS`)."""
         return pl.scan_parquet(self.path / WORKLOADS_FILE)
 
     def usage(self) -> pl.LazyFrame:
@@ -47,7 +48,8 @@ class Store:
         return pl.scan_parquet(self.path / USAGE_FILE)
 
     def hosts(self) -> pl.LazyFrame | None:
-        """Machine capacities over time, or None if the trace has no machine table."""
+        """Machine capacities over time (:data:`~reclaim.traces.schema.HOSTS_SCHEMA` plus
+        optional columns), or None if the trace has no machine table."""
         path = self.path / HOSTS_FILE
         return pl.scan_parquet(path) if path.exists() else None
 
@@ -58,7 +60,8 @@ class Store:
 
 
 def load_store(path: str | Path) -> Store:
-    """Open the store at ``path``; TraceError if it is not one."""
+    """Open the store at ``path``; TraceError if it is not one (only the required columns of
+    each table are checked: optional ones may be absent)."""
     path = Path(path)
     hint = "not a trace store (create one with `reclaim traces import`)"
     if not path.is_dir():

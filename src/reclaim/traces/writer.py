@@ -3,6 +3,8 @@
 Readers hand over polars frames with whatever schema columns they know; the writer selects and
 casts them to :mod:`reclaim.traces.schema` (unknown columns become null), buffers them into
 row groups, and keeps the usage table's promise: sorted by id then time, one row per (id, time).
+A table gets the optional schema columns that the first frame written to it has, so stores of
+traces without them keep exactly the required columns.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import pyarrow.parquet as pq
 from reclaim.traces.schema import (
     HOSTS_FILE,
     HOSTS_SCHEMA,
+    OPTIONAL_HOSTS,
+    OPTIONAL_WORKLOADS,
     USAGE_FILE,
     USAGE_SCHEMA,
     WORKLOADS_FILE,
@@ -29,14 +33,29 @@ COMPRESSION_LEVEL = 9  # pyarrow's default level 1 leaves a quarter more bytes o
 
 
 class _Table:
-    """One Parquet file written in row groups; opened on the first row group."""
+    """One Parquet file written in row groups; opened on the first row group.
 
-    def __init__(self, path: Path, schema: dict[str, pl.DataType]) -> None:
-        self.path, self.schema = path, schema
+    ``schema`` gains the ``optional`` columns present in the first frame (:meth:`fix_schema`)."""
+
+    def __init__(
+        self, path: Path, schema: dict[str, pl.DataType], optional: dict[str, pl.DataType]
+    ) -> None:
+        self.path, self.schema, self._optional = path, schema, optional
+        self._fixed: list[str] | None = None
         self.rows = 0
         self._buffer: list[pl.DataFrame] = []
         self._buffered = 0
         self._writer: pq.ParquetWriter | None = None
+
+    def fix_schema(self, columns: list[str]) -> dict[str, pl.DataType]:
+        """The table's columns, fixed by the first call; later frames are cast to them."""
+        if self._fixed is None:
+            self._fixed = [c for c in self._optional if c in columns]
+            self.schema = {**self.schema, **{c: self._optional[c] for c in self._fixed}}
+        elif late := [c for c in self._optional if c in columns and c not in self._fixed]:
+            # a reader bug, not bad input: its first frame must carry every optional column
+            raise ValueError(f"{self.path.name}: optional column(s) {late} after the first frame")
+        return self.schema
 
     def append(self, df: pl.DataFrame) -> None:
         self._buffer.append(df)
@@ -69,17 +88,19 @@ class _Table:
 class StoreWriter:
     """Writes the tables of one store under ``root``; :meth:`close` finishes them.
 
-    ``filtered`` counts the rows readers (and the writer) leave out, by table and reason.
+    ``filtered`` counts the rows readers (and the writer) leave out, by table and reason;
+    ``meta`` holds what a reader adds to meta.json (e.g. ``window_s``).
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.filtered = Filtered()
+        self.meta: dict[str, object] = {}
         self._tables = {
-            "workloads": _Table(root / WORKLOADS_FILE, WORKLOADS_SCHEMA),
+            "workloads": _Table(root / WORKLOADS_FILE, WORKLOADS_SCHEMA, OPTIONAL_WORKLOADS),
             # usage goes to a part file until close() knows whether it must be sorted
-            "usage": _Table(root / f"{USAGE_FILE}.part", USAGE_SCHEMA),
-            "hosts": _Table(root / HOSTS_FILE, HOSTS_SCHEMA),
+            "usage": _Table(root / f"{USAGE_FILE}.part", USAGE_SCHEMA, {}),
+            "hosts": _Table(root / HOSTS_FILE, HOSTS_SCHEMA, OPTIONAL_HOSTS),
         }
         self._hosts_written = False
         self._usage_in_order = True
@@ -90,7 +111,7 @@ class StoreWriter:
         target = self._tables[table]
         df = df.select(
             pl.col(c).cast(t) if c in df.columns else pl.lit(None, t).alias(c)
-            for c, t in target.schema.items()
+            for c, t in target.fix_schema(df.columns).items()
         )
         if df.is_empty():
             return

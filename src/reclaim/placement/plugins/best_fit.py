@@ -7,6 +7,7 @@ largest share of for, measured against the largest host's capacity of each resou
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from reclaim.placement._kernels import largest_capacity
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
@@ -19,7 +20,7 @@ def best_fit_kernel(capacity, free, req, out):
     top = largest_capacity(capacity, req)
     dominant, share = 0, -1.0
     for r in range(len(req)):
-        s = req[r] / top[r]
+        s = req[r] / top[r] if top[r] > 0 else 0.0  # a resource no host has cannot dominate
         if s > share:
             dominant, share = r, s
     for h in range(free.shape[0]):
@@ -35,7 +36,9 @@ class BestFit:
 
     def score(self, state: CycleState, feasible):
         """(B, H) minus the host's free capacity of each item's dominant resource."""
-        dominant = (state.request / state.capacity.max(axis=0)).argmax(axis=1)  # (B,)
+        top = state.capacity.max(axis=0)
+        share = np.divide(state.request, top, out=np.zeros(state.request.shape), where=top > 0)
+        dominant = share.argmax(axis=1)  # (B,)
         return -state.free[:, dominant].T
 
     normalize = staticmethod(min_max_normalize)

@@ -11,6 +11,8 @@ instance_usage, Alibaba 2018 container_meta/container_usage and batch_task/batch
 from reclaim.traces.readers import (  # noqa: F401  (importing registers them)
     alibaba2017,
     alibaba2018,
+    alibaba_gpu2023,
+    alibaba_gpu2025,
     azure2019,
     bitbrains,
     google2011_derived,

@@ -1,0 +1,449 @@
+"""The lifetime-aware placement experiment (``kind = "lava"``): a spec -> runs -> results.
+
+A spec names host pools (a lifetime trace, the VM family that runs there and a host shape, sized
+to the trace's load), and groups of runs whose lists are grids over placement (a placer spec such
+as ``"lava>las>best-fit"``), lifetimes (``model``: the GBDT trained on the first part of the
+window; ``oracle``: the true lifetimes; ``none`` for placers that ignore lifetimes) and
+defragmentation (``none``, ``baseline`` or ``lars``)::
+
+    name = "lava"
+    kind = "lava"
+    [model]                               # LifetimeModel settings, and the training cut
+    train_fraction = 0.6                  # the first 60 % of arrivals (known starts) train it
+    [[pools]]
+    name = "dlrm-cn"
+    store = "sample:alibaba-gpu2025"      # "sample:NAME" or a store path (from the spec's folder)
+    family = "CN"                         # VmTable.family to keep; omit for all
+    host = "192c1024g"                    # cores, GiB, optional GPUs ("96c384g8gpu"); or "store"
+                                          # for the store's own node list
+    load = 0.9                            # peak demand / pool capacity on the tightest resource
+    [defrag]                              # Defragmenter settings (reclaim.defrag)
+    threshold = 0.25                      # drain when fewer hosts than this are empty
+    drain_share = 0.01                    # share of the pool's hosts drained per round
+    [scale.small]
+    days = 0                              # replayed days from the window start; 0 = all
+    seeds = [0]                           # model seeds
+    pools = ["dlrm-cn"]                   # optional: a subset of the pools
+    [[runs]]
+    placement = ["best-fit", "las>best-fit"]
+    lifetimes = "model"
+    defrag = "none"
+
+Every run measures the same span: from the training cut (the arrival of the first VM the model
+did not learn from; what it learned is censored at that time) to the end of the replay, so a
+model is never scored on the VMs it learned from; the replay before the cut warms the pool up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from reclaim.defrag import Defragmenter, replay_migrations
+from reclaim.errors import ReclaimError
+from reclaim.experiments.spec import SpecErrors, canonical
+from reclaim.lifetime.vms import RESOURCES, VmTable
+from reclaim.placement import build_placer
+
+LIFETIMES = ("model", "oracle", "none")
+#: Share of a pool's hosts one defragmentation round drains (the paper: "a small number").
+DRAIN_SHARE = 0.01
+DEFRAG = ("none", "baseline", "lars")
+_HOST = re.compile(r"^(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g(?:(\d+(?:\.\d+)?)gpu)?$")
+_LIFETIME_PLUGINS = ("la-binary", "las", "lava")
+
+COLUMNS = {
+    "run_id": pl.String,
+    "experiment": pl.String,
+    "scale": pl.String,
+    "label": pl.String,
+    "pool": pl.String,
+    "placement": pl.String,
+    "lifetimes": pl.String,
+    "defrag": pl.String,
+    "seed": pl.Int64,
+    "wall_s": pl.Float64,
+}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A host pool: the VMs of ``family`` in ``store`` on hosts of ``host`` (or the store's own
+    nodes), as many as carry the trace's peak demand at ``load``."""
+
+    name: str
+    store: str
+    family: str | None
+    host: str
+    load: float
+
+
+@dataclass(frozen=True)
+class LavaScale:
+    name: str
+    days: float
+    seeds: tuple[int, ...]
+    pools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LavaRun:
+    """One replay of one pool under one placer."""
+
+    run_id: str
+    experiment: str
+    scale: str
+    label: str
+    seed: int
+    pool: Pool
+    placement: str
+    lifetimes: str
+    defrag: str
+    days: float
+    model: dict[str, Any]
+    train_fraction: float
+    defrag_settings: dict[str, Any]
+
+    COLUMNS = COLUMNS
+
+    def columns(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "experiment": self.experiment,
+            "scale": self.scale,
+            "label": self.label,
+            "pool": self.pool.name,
+            "placement": self.placement,
+            "lifetimes": self.lifetimes,
+            "defrag": self.defrag,
+            "seed": self.seed,
+        }
+
+    def execute(self) -> LavaResult:
+        return execute(self)
+
+
+@dataclass
+class LavaResult:
+    """summary: floats for runs.parquet; timeline: the replay's per-event table."""
+
+    summary: dict[str, float]
+    timeline: pl.DataFrame
+    wall_s: float
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        self.timeline.write_parquet(out / "timeline.parquet")
+        doc = {"summary": self.summary, "stats": {"wall_s": self.wall_s}, "settings": self.settings}
+        (out / "summary.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+@dataclass(frozen=True)
+class LavaSpec:
+    name: str
+    description: str
+    path: Path
+    text: str
+    pools: dict[str, Pool]
+    model: dict[str, Any]
+    train_fraction: float
+    defrag: dict[str, Any]
+    scales: dict[str, LavaScale]
+    cells: tuple[tuple[str, str, str, str], ...]  # label, placement, lifetimes, defrag
+    kind = "lava"
+
+    @property
+    def default_scale(self) -> str:
+        return "small" if "small" in self.scales else next(iter(self.scales))
+
+    def scale(self, name: str | None) -> LavaScale:
+        name = self.default_scale if name is None else name
+        if name not in self.scales:
+            raise ReclaimError(f"{self.path}: no scale {name!r} (scales: {', '.join(self.scales)})")
+        return self.scales[name]
+
+    def runs(self, scale: str | None = None) -> list[LavaRun]:
+        """Pool by pool, cell by cell, seed by seed."""
+        sc = self.scale(scale)
+        runs = []
+        for pool_name, (label, placement, lifetimes, defrag), seed in itertools.product(
+            sc.pools, self.cells, sc.seeds
+        ):
+            pool = self.pools[pool_name]
+            ident = {
+                "pool": vars(pool),
+                "placement": placement,
+                "lifetimes": lifetimes,
+                "defrag": defrag,
+                "days": sc.days,
+                "seed": seed,
+                "model": self.model,
+                "train_fraction": self.train_fraction,
+                "defrag_settings": self.defrag if defrag != "none" else {},
+            }
+            digest = hashlib.sha256(json.dumps(canonical(ident), sort_keys=True).encode())
+            slug = re.sub(r"[^A-Za-z0-9.=-]+", "_", f"{pool_name}_{label}")[:100]
+            runs.append(
+                LavaRun(
+                    run_id=f"{slug}_seed{seed}-{digest.hexdigest()[:10]}",
+                    experiment=self.name,
+                    scale=sc.name,
+                    label=label,
+                    seed=seed,
+                    pool=pool,
+                    placement=placement,
+                    lifetimes=lifetimes,
+                    defrag=defrag,
+                    days=sc.days,
+                    model=self.model,
+                    train_fraction=self.train_fraction,
+                    defrag_settings=self.defrag,
+                )
+            )
+        return runs
+
+
+def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
+    """Validate a ``kind = "lava"`` spec; every problem is one line naming the file and key."""
+    from reclaim.lifetime.model import LifetimeModel
+
+    err = SpecErrors(path)
+    err.keys(
+        doc,
+        ("name", "kind", "description", "model", "defrag", "pools", "scale", "runs"),
+        "top level",
+    )
+    name = err.typed(doc.get("name"), str, "name")
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        err.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
+    description = err.typed(doc.get("description", ""), str, "description")
+
+    model = dict(err.typed(doc.get("model", {}), dict, "[model]"))
+    fraction = err.number(model.pop("train_fraction", 0.6), "model.train_fraction")
+    if not 0.0 < fraction < 1.0:
+        err.fail("model.train_fraction", f"must lie in (0, 1), got {fraction}")
+    known = LifetimeModel().get_params()
+    for key in model:
+        if key not in known:
+            err.fail(f"model.{key}", f"LifetimeModel has no setting {key!r} ({', '.join(known)})")
+    try:
+        LifetimeModel(**model)
+    except (TypeError, ValueError, ReclaimError) as problem:
+        err.fail("[model]", str(problem))
+
+    defrag_settings = dict(err.typed(doc.get("defrag", {}), dict, "[defrag]"))
+    settings = {f.name for f in fields(Defragmenter)} - {"order", "hosts_per_round"}
+    settings.add("drain_share")
+    for key, value in defrag_settings.items():
+        if key not in settings:
+            err.fail(f"defrag.{key}", f"no such setting (settings: {', '.join(sorted(settings))})")
+        err.number(value, f"defrag.{key}", integer=key == "max_in_flight")
+    if not 0.0 < defrag_settings.get("drain_share", 0.01) <= 1.0:
+        err.fail("defrag.drain_share", "must lie in (0, 1]")
+
+    pools: dict[str, Pool] = {}
+    for i, table in enumerate(err.typed(doc.get("pools"), list, "[[pools]]"), 1):
+        where = f"pools[{i}]"
+        table = err.typed(table, dict, where)
+        err.keys(table, ("name", "store", "family", "host", "load"), where)
+        pool_name = err.typed(table.get("name"), str, f"{where}.name")
+        if pool_name in pools:
+            err.fail(f"{where}.name", f"pool {pool_name!r} is named twice")
+        host = err.typed(table.get("host"), str, f"{where}.host")
+        if host != "store" and not _HOST.match(host):
+            err.fail(f"{where}.host", f"expected 'store' or a shape like 96c384g8gpu, got {host!r}")
+        load = err.number(table.get("load", 0.9), f"{where}.load")
+        if not 0.0 < load <= 1.0:
+            err.fail(f"{where}.load", f"must lie in (0, 1], got {load}")
+        family = table.get("family")
+        if family is not None:
+            err.typed(family, str, f"{where}.family")
+        ref = err.typed(table.get("store"), str, f"{where}.store")
+        pools[pool_name] = Pool(pool_name, err.store(ref, f"{where}.store"), family, host, load)
+    if not pools:
+        err.fail("[[pools]]", "at least one pool is needed")
+
+    scales = {}
+    for scale_name, table in err.typed(doc.get("scale"), dict, "[scale.NAME]").items():
+        where = f"scale.{scale_name}"
+        table = err.typed(table, dict, f"[{where}]")
+        err.keys(table, ("days", "seeds", "pools"), f"[{where}]")
+        days = err.number(table.get("days", 0), f"{where}.days")
+        if days < 0:
+            err.fail(f"{where}.days", "must be 0 (all) or positive")
+        seeds = [err.number(s, f"{where}.seeds", integer=True) for s in table.get("seeds", [0])]
+        if not seeds or len(set(seeds)) != len(seeds):
+            err.fail(f"{where}.seeds", "expected a non-empty list of distinct whole numbers")
+        chosen = table.get("pools", list(pools))
+        for p in err.typed(chosen, list, f"{where}.pools"):
+            if p not in pools:
+                err.fail(f"{where}.pools", f"no pool {p!r} (pools: {', '.join(pools)})")
+        scales[scale_name] = LavaScale(scale_name, float(days), tuple(seeds), tuple(chosen))
+    if not scales:
+        err.fail("[scale.NAME]", "at least one scale is needed")
+
+    cells = []
+    for i, group in enumerate(err.typed(doc.get("runs"), list, "[[runs]]"), 1):
+        where = f"runs[{i}]"
+        group = err.typed(group, dict, f"[[runs]] #{i}")
+        err.keys(group, ("placement", "lifetimes", "defrag"), f"[[runs]] #{i}")
+        axes = [
+            err.axis(group.get(k, default), f"{where}.{k}")
+            for k, default in (("placement", None), ("lifetimes", "model"), ("defrag", "none"))
+        ]
+        for placement, lifetimes, defrag in itertools.product(*axes):
+            placement = err.typed(placement, str, f"{where}.placement")
+            try:
+                build_placer(placement)
+            except (ReclaimError, ValueError) as problem:
+                err.fail(f"{where}.placement", str(problem))
+            if lifetimes not in LIFETIMES:
+                err.fail(f"{where}.lifetimes", f"expected one of {', '.join(LIFETIMES)}")
+            if defrag not in DEFRAG:
+                err.fail(f"{where}.defrag", f"expected one of {', '.join(DEFRAG)}")
+            needs = uses_lifetimes(placement) or defrag == "lars"
+            if needs and lifetimes == "none":
+                err.fail(f"{where}.lifetimes", f"{placement!r} needs lifetimes: model or oracle")
+            if not needs:
+                lifetimes = "none"
+            label = placement if lifetimes == "none" else f"{placement} ({lifetimes})"
+            if defrag != "none":
+                label += f" defrag={defrag}"
+            cell = (label, placement, lifetimes, defrag)
+            if cell in cells:
+                continue  # best-fit asked with model and oracle is one run
+            cells.append(cell)
+    if not cells:
+        err.fail("[[runs]]", "at least one group of runs is needed")
+    return LavaSpec(
+        name, description, path, text, pools, model, fraction, defrag_settings, scales, tuple(cells)
+    )
+
+
+def uses_lifetimes(placement: str) -> bool:
+    """Whether a placer spec has a lifetime-aware plugin."""
+    parts = re.split(r"[>,+]", placement)
+    return any(p.split(":")[0].strip() in _LIFETIME_PLUGINS for p in parts)
+
+
+# ---------------------------------------------------------------------------------- execution
+def pool_capacity(pool: Pool, vms: VmTable, until: float) -> np.ndarray:
+    """(H, 3) capacities: enough hosts of the pool's shape that the peak concurrent demand of
+    ``vms`` up to ``until`` fills ``load`` of the tightest resource."""
+    peak = peak_demand(vms, until)
+    if pool.host == "store":
+        from reclaim.lifetime.vms import load_pool
+
+        _, nodes = load_pool(pool.store)
+        # A fixed shuffle keeps the node mix of the real cluster in every prefix.
+        order = np.random.default_rng(0).permutation(len(nodes))
+        total = np.cumsum(nodes[order], axis=0)
+        enough = np.all(total * pool.load >= peak, axis=1)
+        if not enough.any():
+            raise ReclaimError(f"{pool.store}: its nodes cannot carry the trace's peak demand")
+        return nodes[order[: int(np.argmax(enough)) + 1]]
+    cores, gib, gpus = _HOST.match(pool.host).groups()
+    shape = np.array([float(cores), float(gib), float(gpus or 0.0)])
+    if np.any((vms.request > shape).any(axis=1)):
+        big = int(np.flatnonzero((vms.request > shape).any(axis=1))[0])
+        raise ReclaimError(f"pool {pool.name}: VM {vms.id[big]} does not fit a {pool.host} host")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(shape > 0, peak / (shape * pool.load), 0.0)
+    return np.tile(shape, (max(1, int(np.ceil(need.max()))), 1))
+
+
+def peak_demand(vms: VmTable, until: float) -> np.ndarray:
+    """(3,) the most of each resource requested at once by VMs alive before ``until``."""
+    alive = vms.arrival < until
+    starts, ends = vms.arrival[alive], np.minimum(vms.exit[alive], until)
+    request = vms.request[alive].astype(np.float64)
+    times = np.concatenate([starts, ends])
+    delta = np.concatenate([request, -request])
+    # exits before arrivals at the same instant: a slot freed can be taken at once
+    order = np.lexsort((np.r_[np.ones(len(starts)), np.zeros(len(ends))], times))
+    running = np.cumsum(delta[order], axis=0)
+    return running.max(axis=0) if len(running) else np.zeros(len(RESOURCES))
+
+
+def execute(run: LavaRun) -> LavaResult:
+    """Load the pool's VMs, train or pick the lifetimes, replay, summarise."""
+    from reclaim.lifetime.evaluate import censor_at, training_cut
+    from reclaim.lifetime.model import LifetimeModel, OraclePredictor
+    from reclaim.lifetime.replay import replay_pool
+    from reclaim.lifetime.vms import load_vms
+
+    started = time.perf_counter()
+    vms = load_vms(run.pool.store, family=run.pool.family)
+    start, end = vms.window
+    if run.days > 0:
+        end = min(end, start + run.days * 86400.0)
+        vms = vms.subset(vms.arrival < end)
+    cut = training_cut(vms, run.train_fraction)
+    capacity = pool_capacity(run.pool, vms, end)
+    predictor = None
+    if run.lifetimes == "model":
+        model = LifetimeModel(**run.model | {"seed": run.seed})
+        model.fit(censor_at(vms, cut), ~vms.left_censored & (vms.arrival < cut))
+        predictor = model.predictor(vms)
+    elif run.lifetimes == "oracle":
+        predictor = OraclePredictor(vms)
+    defrag = None
+    if run.defrag != "none":
+        settings = dict(run.defrag_settings)
+        # Pools differ a hundredfold in size: a round drains a share of the hosts, at least one.
+        share = settings.pop("drain_share", DRAIN_SHARE)
+        rounded = max(1, round(share * len(capacity)))
+        defrag = Defragmenter(order=run.defrag, hosts_per_round=rounded, **settings)
+    result = replay_pool(
+        vms,
+        capacity,
+        run.placement,
+        predictor,
+        defrag=defrag,
+        warmup_s=cut - start,
+        end=end,
+    )
+    summary = result.summary() | {
+        "hosts": float(len(capacity)),
+        "measured_days": (end - cut) / 86400,
+    }
+    if defrag is not None and predictor is not None:
+        summary |= fixed_list_migrations(vms, result.drained, predictor, defrag)
+    return LavaResult(
+        summary,
+        result.timeline,
+        time.perf_counter() - started,
+        {"pool": vars(run.pool), "placement": run.placement, "lifetimes": run.lifetimes},
+    )
+
+
+def fixed_list_migrations(
+    vms: VmTable, drained: tuple[tuple[float, int], ...], predictor, defrag: Defragmenter
+) -> dict[str, float]:
+    """The paper's LARS comparison (sections 5.1, 6.3): the VMs this replay's defragmenter
+    drained, as one fixed list, migrated in baseline order and longest-predicted-first; how many
+    migrations each order performs, and LARS's reduction in %."""
+    if not drained:
+        return {"list_migrations_baseline": 0.0, "list_migrations_lars": 0.0}
+    release = np.array([t for t, _ in drained])
+    vm = np.array([v for _, v in drained], np.int64)
+    exits = vms.exit[vm]
+    predicted_exit = release + predictor.remaining(vm, release - vms.arrival[vm])
+    slots = {"max_in_flight": defrag.max_in_flight, "migration_s": defrag.migration_s}
+    base = int(replay_migrations(release, exits, None, **slots).sum())
+    lars = int(replay_migrations(release, exits, predicted_exit, **slots).sum())
+    return {
+        "list_migrations_baseline": float(base),
+        "list_migrations_lars": float(lars),
+        "lars_reduction_pct": 100.0 * (base - lars) / base if base else 0.0,
+    }
