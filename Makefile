@@ -31,6 +31,9 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_simulate.py
 	$(BIN)/python benchmarks/bench_forecast.py
 	$(BIN)/python benchmarks/bench_placement.py
+	$(BIN)/python benchmarks/bench_lifetime.py
+	$(BIN)/python benchmarks/bench_pool_replay.py
+	$(BIN)/python benchmarks/bench_corp_predict.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -5,8 +5,8 @@ list-valued settings form a grid; docs/experiments.md is the reference::
 
     name = "pace-fig4"                      # letters, digits, . _ -
     description = "..."
-    kind = "shaping"                        # default; "lava" is the lifetime-aware placement
-                                            # experiment (reclaim.lifetime.experiment)
+    kind = "shaping"                        # default; "lava" (reclaim.lifetime.experiment) and
+                                            # "corp" (reclaim.corp.experiment) have their own keys
     [workload]                              # optional; every key has a default
     jobs = "sample:alibaba2017"             # "sample:NAME" = shipped sample, else a store path
     shapes = ["sample:bitbrains"]           # relative paths are from the spec's folder
@@ -107,7 +107,10 @@ SHAPING_COLUMNS = {
     "wall_s": pl.Float64,
 }
 #: Experiment kinds other than shaping: kind -> "module:parser" (imported only when asked for).
-KINDS = {"lava": "reclaim.lifetime.experiment:parse_lava_spec"}
+KINDS = {
+    "lava": "reclaim.lifetime.experiment:parse_lava_spec",
+    "corp": "reclaim.corp.experiment:parse_corp_spec",
+}
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,10 @@ model is never scored on the VMs it learned from; the replay before the cut warm
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import re
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +48,8 @@ import polars as pl
 
 from reclaim.defrag import Defragmenter, replay_migrations
 from reclaim.errors import ReclaimError
-from reclaim.experiments.spec import SpecErrors, canonical
+from reclaim.experiments.kind import RunResult, run_id
+from reclaim.experiments.spec import SpecErrors
 from reclaim.lifetime.vms import RESOURCES, VmTable
 from reclaim.placement import build_placer
 
@@ -128,24 +127,8 @@ class LavaRun:
             "seed": self.seed,
         }
 
-    def execute(self) -> LavaResult:
+    def execute(self) -> RunResult:
         return execute(self)
-
-
-@dataclass
-class LavaResult:
-    """summary: floats for runs.parquet; timeline: the replay's per-event table."""
-
-    summary: dict[str, float]
-    timeline: pl.DataFrame
-    wall_s: float
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    def write(self, out: Path) -> None:
-        out.mkdir(parents=True, exist_ok=True)
-        self.timeline.write_parquet(out / "timeline.parquet")
-        doc = {"summary": self.summary, "stats": {"wall_s": self.wall_s}, "settings": self.settings}
-        (out / "summary.json").write_text(json.dumps(doc, indent=2, default=str) + "\n")
 
 
 @dataclass(frozen=True)
@@ -191,11 +174,9 @@ class LavaSpec:
                 "train_fraction": self.train_fraction,
                 "defrag_settings": self.defrag if defrag != "none" else {},
             }
-            digest = hashlib.sha256(json.dumps(canonical(ident), sort_keys=True).encode())
-            slug = re.sub(r"[^A-Za-z0-9.=-]+", "_", f"{pool_name}_{label}")[:100]
             runs.append(
                 LavaRun(
-                    run_id=f"{slug}_seed{seed}-{digest.hexdigest()[:10]}",
+                    run_id=run_id(f"{pool_name}_{label}", seed, ident),
                     experiment=self.name,
                     scale=sc.name,
                     label=label,
@@ -375,7 +356,7 @@ def peak_demand(vms: VmTable, until: float) -> np.ndarray:
     return running.max(axis=0) if len(running) else np.zeros(len(RESOURCES))
 
 
-def execute(run: LavaRun) -> LavaResult:
+def execute(run: LavaRun) -> RunResult:
     """Load the pool's VMs, train or pick the lifetimes, replay, summarise."""
     from reclaim.lifetime.evaluate import censor_at, training_cut
     from reclaim.lifetime.model import LifetimeModel, OraclePredictor
@@ -419,9 +400,9 @@ def execute(run: LavaRun) -> LavaResult:
     }
     if defrag is not None and predictor is not None:
         summary |= fixed_list_migrations(vms, result.drained, predictor, defrag)
-    return LavaResult(
+    return RunResult(
         summary,
-        result.timeline,
+        {"timeline": result.timeline},
         time.perf_counter() - started,
         {"pool": vars(run.pool), "placement": run.placement, "lifetimes": run.lifetimes},
     )

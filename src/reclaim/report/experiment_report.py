@@ -3,6 +3,7 @@ numbers beside ours, written as PNGs and ``index.html``; what ``reclaim report``
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +85,9 @@ def _figures(
 
 def write_report(root: Path, out: Path) -> Report:
     """Read the store at ``root`` and write plots and ``index.html`` into ``out``."""
-    if experiment_meta(root).get("kind") == "lava":
-        return _lava_report(root, out)
+    kind = experiment_meta(root).get("kind")
+    if kind in ("lava", "corp"):
+        return _kind_report(kind, root, out)
     store = load_results(root)
     out.mkdir(parents=True, exist_ok=True)
     sections = []
@@ -111,16 +113,16 @@ def write_report(root: Path, out: Path) -> Report:
     return Report(store, notes, sections, paper, html)
 
 
-def _lava_report(root: Path, out: Path) -> Report:
-    from reclaim.report import lava
-
-    store = lava.load_lava(root)
+def _kind_report(kind: str, root: Path, out: Path) -> Report:
+    """The report of a lava or corp experiment: its module's own table, figures and paper rows."""
+    module = importlib.import_module(f"reclaim.report.{kind}")
+    store = module.load(root)
     out.mkdir(parents=True, exist_ok=True)
-    sections, paper = lava.lava_sections(store, out)
+    sections, paper = module.sections(store, out)
     notes = [f"{root}: {len(store.runs)} finished run(s)."]
     html = out / "index.html"
-    html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, lava.SOURCE))
-    return Report(store, notes, sections, paper, html, lava.SOURCE)
+    html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, module.SOURCE))
+    return Report(store, notes, sections, paper, html, module.SOURCE)
 
 
 def console_output(report: Report) -> list[RenderableType]:

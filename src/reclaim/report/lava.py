@@ -44,7 +44,7 @@ _COLUMNS = [
 ]
 
 
-def load_lava(root: Path) -> ResultStore:
+def load(root: Path) -> ResultStore:
     """The store at ``root`` with ``empty_gain_pp``: a run's empty hosts minus those of best-fit
     on the same pool, scale and seed (null without that baseline)."""
     runs, meta, pending = read_store(root, _REQUIRED)
@@ -186,7 +186,7 @@ def plot_timelines(store: ResultStore, table: pl.DataFrame, out: Path) -> list[P
     return paths
 
 
-def lava_sections(store: ResultStore, out: Path) -> tuple[list[Section], Rows]:
+def sections(store: ResultStore, out: Path) -> tuple[list[Section], Rows]:
     """One section with the table and figures, and the paper-vs-ours rows."""
     table = cells(store.runs)
     figures = []
