@@ -1,3 +1,10 @@
 """Built-in placement plugins; importing this package registers them by name."""
 
-from reclaim.placement.plugins import best_fit, corp_packing, first_fit, tetris  # noqa: F401
+from reclaim.placement.plugins import (  # noqa: F401
+    best_fit,
+    corp_packing,
+    first_fit,
+    lifetime,
+    random_fit,
+    tetris,
+)

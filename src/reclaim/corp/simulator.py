@@ -1,0 +1,499 @@
+"""Slot-based simulator of opportunistic provisioning for short-lived jobs (CORP, sections II-IV).
+
+:func:`simulate` replays a :class:`~reclaim.corp.scenario.CorpScenario` with any registered
+``provisioner`` (built by name, one instance per resource, fitted once on the scenario's training
+jobs) and a placement (default: ``corp-packing`` for CORP, ``random-fit`` for every other method, as
+section IV runs the baselines). Every slot (``slot_s``, 10 s), in this order:
+
+1. **Refresh** (every ``window`` = L slots, at slots 0, L, 2L, ...): the provisioner tells, per
+   running job that holds its own allocation and has run at least one slot, how much of it may be
+   lent for the next L slots (``lendable``), from the job's observed usage so far. Jobs that run on
+   borrowed resources lend nothing (no lending chains).
+2. **Allocation**: the jobs that have arrived and are not yet placed (the queue, first come first
+   served, then by index) form one batch. The placer first binds them against each VM's *unlocked
+   unused* resources, the lendable amounts of its jobs not yet lent (a job placed so is a
+   *borrower*; the amount it takes is charged to that VM's lenders in proportion to what each still
+   offers, and stays charged until the borrower ends even if a later refresh lowers the offer: CORP
+   never preempts). The rest are bound against unallocated VM capacity (capacity minus the requests
+   of the jobs holding their own allocation). A job that fits nowhere waits for the next slot.
+3. **Execution**: each job is allocated its request; a lender keeps ``request - lent``. A job's
+   demand follows its profile indexed by its *progress* (slots of work done), so a slowed job
+   replays its usage more slowly. Where the demand exceeds what the job holds, it progresses at
+   ``min(1, held / demand)`` on its bottleneck resource this slot (memory short is treated like CPU
+   short: the job slows, it is not killed). Borrowers and non-lenders hold their whole request,
+   which the demand never exceeds, so only lenders slow down. A job ends in the slot its progress
+   reaches its duration; its response time is ``end - arrival`` slots (queueing included) and it
+   violates its SLO if that is above its threshold.
+
+Metrics (:mod:`reclaim.corp.metrics`): eq. 1-4 over running jobs and slots, with ``d`` the demand
+served (``min(demand, held)``, what a monitor would measure) and ``r`` what the job holds (a
+lender's request minus what it lent, a borrower's request): lending thus raises utilisation, and a
+starved lender's unmet demand is not counted as used. The SLO violation rate. The prediction
+error rate of section IV on CPU (see :meth:`SimResult.summary`). Allocation latency: wall time of
+the placement of every batch plus the provisioner's refreshes, in total for the run (the paper's
+Fig. 10 measures the latency "for allocating resource to 300 jobs") and per job; the one-off
+training in ``fit`` is timed apart (``fit_s``). Wall times are the only numbers that differ
+between two runs with the same seed.
+
+Speed: per slot every step is a handful of numpy calls over the running jobs; the loop over slots
+and, at a refresh, the provisioner's own per-series work are the only Python loops.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from reclaim import registry
+from reclaim.corp import metrics
+from reclaim.corp.scenario import CorpScenario, JobSet
+from reclaim.errors import ReclaimError
+from reclaim.placement.framework import Placer, build_placer
+from reclaim.state.grouped import GroupedArray
+from reclaim.types import RESOURCES, R
+
+#: A job whose progress is this close to its duration has finished (float sums of rates).
+DONE_TOLERANCE = 1e-9
+
+
+def provisioner_names() -> list[str]:
+    """Registered provisioners, built-in ones included (``import reclaim.corp``, which importing
+    this module implies, registers CORP and its baselines)."""
+    return registry.names("provisioner")
+
+
+def fit_provisioners(train: JobSet, name: str, params: dict[str, Any] | None = None) -> list[Any]:
+    """One provisioner ``name`` per resource, built with ``params`` and fitted on the training
+    jobs' demand of that resource and their requests."""
+    out = []
+    for r in range(R):
+        prov = registry.build("provisioner", name, **(params or {}))
+        out.append(prov.fit(train.usage(r), train.request[:, r]))
+    return out
+
+
+def default_placement(provisioner: str) -> str:
+    """Section IV: CORP packs and picks the most matched VM; the baselines pick a random VM."""
+    return "corp-packing" if provisioner == "corp" else "random-fit"
+
+
+@dataclass
+class SimResult:
+    """Outcome of one run.
+
+    Per job (N,): host int32 VM (-1 never placed), borrower bool (ran on lent resources),
+    submit/start/finish int64 slots (-1 unknown), response float64 slots (inf if unfinished),
+    threshold float64 slots, waited int64 slots in the queue, pred_error float64 CPU error
+    ``actual unused - predicted`` averaged over the job's prediction windows (NaN: never asked),
+    cores. Aggregates: used, held (R,) sums over running jobs and slots of served demand and
+    allocation. timeline: polars, one row per slot. predictions: polars, one row per (refresh,
+    job).
+    """
+
+    provisioner: str
+    placement: str
+    slot_s: float
+    window: int
+    weights: NDArray[np.float64]
+    epsilon: float
+    request: NDArray[np.float64]
+    host: NDArray[np.int32]
+    borrower: NDArray[np.bool_]
+    submit: NDArray[np.int64]
+    start: NDArray[np.int64]
+    finish: NDArray[np.int64]
+    response: NDArray[np.float64]
+    threshold: NDArray[np.float64]
+    waited: NDArray[np.int64]
+    pred_error: NDArray[np.float64]
+    used: NDArray[np.float64]
+    held: NDArray[np.float64]
+    vm_capacity_slots: NDArray[np.float64]
+    timeline: pl.DataFrame
+    predictions: pl.DataFrame
+    fit_s: float = 0.0
+    place_s: float = 0.0
+    predict_s: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, float]:
+        """Scalar results. ``util_<r>`` eq. 1, ``util`` eq. 2, ``waste_<r>`` / ``waste`` eq. 3-4,
+        ``vm_util_<r>`` served demand over VM capacity while any job ran; ``slo_violation_rate``;
+        ``prediction_error_rate`` = share of CPU-predicted jobs whose mean error is **outside**
+        [0, epsilon x request) and ``prediction_correct_rate`` = the paper's literal ratio (1 minus
+        it); ``latency_s`` = placement + prediction wall time of the run, ``latency_per_job_ms``."""
+        out: dict[str, float] = {}
+        util = metrics.utilisation(self.used, self.held)
+        waste = metrics.wastage(self.used, self.held)
+        for i, r in enumerate(RESOURCES):
+            out[f"util_{r}"] = float(util[i])
+        out["util"] = metrics.overall_utilisation(self.used, self.held, self.weights)
+        for i, r in enumerate(RESOURCES):
+            out[f"waste_{r}"] = float(waste[i])
+        out["waste"] = metrics.overall_wastage(self.used, self.held, self.weights)
+        vm_util = metrics.utilisation(self.used, self.vm_capacity_slots)
+        for i, r in enumerate(RESOURCES):
+            out[f"vm_util_{r}"] = float(vm_util[i])
+        n = len(self.host)
+        out["jobs"] = float(n)
+        out["slo_violation_rate"] = metrics.slo_violation_rate(self.response, self.threshold)
+        out["borrowers"] = float(self.borrower.sum())
+        out["queued_jobs"] = float((self.waited > 0).sum())
+        out["queued_slots"] = float(self.waited.sum())
+        out["unfinished"] = float(np.isinf(self.response).sum())
+        out["mean_response_s"] = float(np.mean(self.response[np.isfinite(self.response)])) * (
+            self.slot_s
+        )
+        eps = self.epsilon * self.request[:, 0]
+        rate = metrics.prediction_error_rate(self.pred_error, eps)
+        out["prediction_error_rate"] = rate
+        out["prediction_correct_rate"] = 1.0 - rate
+        out["predicted_jobs"] = float(np.isfinite(self.pred_error).sum())
+        out["slots"] = float(len(self.timeline))
+        out["fit_s"] = self.fit_s
+        out["latency_s"] = self.place_s + self.predict_s
+        out["latency_place_s"] = self.place_s
+        out["latency_predict_s"] = self.predict_s
+        out["latency_per_job_ms"] = 1000.0 * (self.place_s + self.predict_s) / max(n, 1)
+        out.update(self.extra)
+        return out
+
+
+#: Summary keys that are wall times (everything else is bit-for-bit reproducible).
+WALL_TIME_KEYS = frozenset(
+    {"fit_s", "latency_s", "latency_place_s", "latency_predict_s", "latency_per_job_ms"}
+)
+
+
+def _make_placer(spec: str, seed: int) -> Placer:
+    placer = build_placer(spec)
+    for wp in placer.plugins:  # seeded plugins (random-fit) draw from the run's seed
+        if hasattr(wp.plugin, "seed"):
+            wp.plugin.seed = int(seed)
+    return placer
+
+
+def simulate(
+    scenario: CorpScenario,
+    provisioner: str = "corp",
+    params: dict[str, Any] | None = None,
+    placement: str | None = None,
+    window: int = 6,
+    seed: int = 0,
+    epsilon: float = 0.1,
+    max_slots: int | None = None,
+    provisioners: list[Any] | None = None,
+) -> SimResult:
+    """Replay ``scenario.jobs`` with the registered ``provisioner`` (settings ``params``).
+
+    placement: a :func:`~reclaim.placement.framework.build_placer` spec (default
+    :func:`default_placement`). window: L, slots between refreshes (the lendable amounts hold for
+    L slots). seed: seeds the placement's draws. epsilon: tolerance of the prediction error rate,
+    a fraction of the request. max_slots: stop after this many slots (default: enough for every job
+    to run alone one after the other). provisioners: already fitted ones (one per resource), to
+    skip training.
+    """
+    if window < 1:
+        raise ReclaimError(f"window must be at least one slot, got {window}")
+    placement = placement or default_placement(provisioner)
+    fit_s = 0.0
+    if provisioners is None:
+        tic = time.perf_counter()
+        provisioners = fit_provisioners(scenario.train, provisioner, params)
+        fit_s = time.perf_counter() - tic
+    if len(provisioners) != R:
+        raise ReclaimError(f"need one provisioner per resource ({R}), got {len(provisioners)}")
+    placer = _make_placer(placement, seed)
+    sim = _Run(scenario, provisioners, placer, window, max_slots)
+    sim.run()
+    return sim.result(provisioner, placement, epsilon, fit_s)
+
+
+class _Run:
+    """The state of one simulation, columnar over jobs (N,) and VMs (V,)."""
+
+    def __init__(self, sc: CorpScenario, provisioners, placer: Placer, window: int, max_slots):
+        jobs = sc.jobs
+        self.sc, self.jobs, self.provs, self.placer, self.window = (
+            sc,
+            jobs,
+            provisioners,
+            placer,
+            window,
+        )
+        n, v = len(jobs), len(sc.vm_capacity)
+        self.n, self.v = n, v
+        self.cap = np.asarray(sc.vm_capacity, np.float64)
+        self.up = np.ones(v, bool)
+        self.req = np.asarray(jobs.request, np.float64)
+        if np.any(self.req < 0) or not np.isfinite(self.req).all():
+            raise ReclaimError("job requests must be finite and non-negative")
+        self.dur = jobs.duration.astype(np.int64)
+        self.submit = np.floor(jobs.submit_s / sc.slot_s).astype(np.int64)
+        self.order = np.lexsort((np.arange(n), self.submit))  # first come first served
+        self.host = np.full(n, -1, np.int32)
+        self.borrower = np.zeros(n, bool)
+        self.start = np.full(n, -1, np.int64)
+        self.finish = np.full(n, -1, np.int64)
+        self.progress = np.zeros(n)
+        self.waited = np.zeros(n, np.int64)
+        self.lend = np.zeros((n, R))  # offered for the current window (lenders only)
+        self.committed = np.zeros((n, R))  # lent out and taken by borrowers
+        self.vm_alloc = np.zeros((v, R))  # requests of jobs holding their own allocation
+        # loans: (borrower, lender, amount); orphan once the lender ended (charged to its VM)
+        self.loan_b: list[int] = []
+        self.loan_l: list[int] = []
+        self.loan_amt: list[NDArray[np.float64]] = []
+        self.loan_open: list[bool] = []
+        self.loan_orphan: list[bool] = []
+        limit = int(self.submit.max(initial=0)) + int(self.dur.sum()) + 2 * window + 1
+        self.max_slots = limit if max_slots is None else int(max_slots)
+        cap_t = max(
+            min(
+                self.max_slots,
+                int(self.submit.max(initial=0)) + 4 * int(self.dur.max(initial=1)) + 64,
+            ),
+            1,
+        )
+        self.demand_log = np.zeros((cap_t, n, R))
+        self.used_log = np.zeros((cap_t, n, R))
+        self.rows: list[tuple] = []
+        self.pred_rows: list[tuple[NDArray, int, NDArray]] = []
+        self.place_s = 0.0
+        self.predict_s = 0.0
+        self.t = 0
+
+    # ---- the loop
+
+    def run(self) -> None:
+        for t in range(self.max_slots):
+            self.t = t
+            if t >= len(self.demand_log):
+                self._grow()
+            if t % self.window == 0:
+                self._refresh(t)
+            self._allocate(t)
+            self._execute(t)
+            if (self.finish >= 0).all():
+                break
+
+    def _grow(self) -> None:
+        extra = len(self.demand_log)
+        pad = np.zeros((extra, self.n, R))
+        self.demand_log = np.concatenate([self.demand_log, pad])
+        self.used_log = np.concatenate([self.used_log, pad])
+
+    def _running(self) -> NDArray[np.bool_]:
+        return (self.host >= 0) & (self.finish < 0)
+
+    def _refresh(self, t: int) -> None:
+        self.lend[:] = 0.0
+        cand = np.flatnonzero(self._running() & ~self.borrower & (self.start < t))
+        if not len(cand):
+            return
+        lengths = t - self.start[cand]
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        slots = np.repeat(self.start[cand] - indptr[:-1], lengths) + np.arange(indptr[-1])
+        who = np.repeat(cand, lengths)
+        tic = time.perf_counter()
+        for r, prov in enumerate(self.provs):
+            hist = GroupedArray(np.ascontiguousarray(self.used_log[slots, who, r]), indptr)
+            amount = np.asarray(prov.lendable(hist, self.req[cand, r], self.window), np.float64)
+            if amount.shape != (len(cand),) or not np.isfinite(amount).all():
+                raise ReclaimError(
+                    f"provisioner returned {amount.shape} lendable amounts for {len(cand)} jobs"
+                )
+            self.lend[cand, r] = np.clip(amount, 0.0, self.req[cand, r])
+        self.predict_s += time.perf_counter() - tic
+        self.pred_rows.append((cand, t, self.lend[cand].copy()))
+
+    def _allocate(self, t: int) -> None:
+        waiting = (self.host < 0) & (self.submit <= t)
+        batch = self.order[waiting[self.order]]
+        if not len(batch):
+            return
+        tic = time.perf_counter()
+        lenders = np.flatnonzero(self._running() & (self.lend > 0).any(axis=1))
+        offer = np.maximum(self.lend[lenders] - self.committed[lenders], 0.0)
+        pool = np.zeros((self.v, R))
+        np.add.at(pool, self.host[lenders], offer)
+        first = np.full(len(batch), -1, np.int32)
+        if len(lenders):
+            first = self.placer.place(self.cap, pool, self.up, self.req[batch].astype(np.float32))
+            for i in np.flatnonzero(first >= 0):
+                self._borrow(batch[i], int(first[i]), lenders)
+        rest = batch[first < 0]
+        if len(rest):
+            free = self.cap - self.vm_alloc
+            second = self.placer.place(self.cap, free, self.up, self.req[rest].astype(np.float32))
+            ok = second >= 0
+            placed = rest[ok]
+            self.host[placed] = second[ok]
+            self.start[placed] = t
+            np.add.at(self.vm_alloc, second[ok], self.req[placed])
+            self.waited[rest[~ok]] += 1
+        self.place_s += time.perf_counter() - tic
+
+    def _borrow(self, job: int, vm: int, lenders: NDArray[np.int64]) -> None:
+        """Place ``job`` on the unlocked unused resources of ``vm``, charging its lenders."""
+        mine = lenders[self.host[lenders] == vm]
+        offer = np.maximum(self.lend[mine] - self.committed[mine], 0.0)
+        total = offer.sum(axis=0)
+        share = np.divide(offer, total, out=np.zeros_like(offer), where=total > 0)
+        amount = share * self.req[job]
+        self.committed[mine] += amount
+        for lender, amt in zip(mine.tolist(), amount, strict=True):
+            if (amt > 0).any():
+                self.loan_b.append(job)
+                self.loan_l.append(lender)
+                self.loan_amt.append(amt)
+                self.loan_open.append(True)
+                self.loan_orphan.append(False)
+        self.host[job] = vm
+        self.borrower[job] = True
+        self.start[job] = self.t
+
+    def _execute(self, t: int) -> None:
+        run = np.flatnonzero(self._running())
+        queued = int(((self.host < 0) & (self.submit <= t)).sum())
+        if len(run):
+            step = np.minimum(np.floor(self.progress[run]).astype(np.int64), self.dur[run] - 1)
+            d = self.jobs.demand.data[self.jobs.demand.indptr[run] + step]
+            held = self.req[run] - self.committed[run]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(d > held, held / d, 1.0)
+            rate = np.clip(ratio.min(axis=1), 0.0, 1.0)
+            used = np.minimum(d, held)
+            self.progress[run] += rate
+            self.demand_log[t, run] = d
+            self.used_log[t, run] = used
+            done = run[self.progress[run] >= self.dur[run] - DONE_TOLERANCE]
+            used_sum, held_sum, d_sum = used.sum(0), held.sum(0), d.sum(0)
+            lent = self.committed[run].sum(0)
+            n_borrow = int(self.borrower[run].sum())
+            slowed = int((rate < 1.0).sum())
+        else:
+            done = np.empty(0, np.int64)
+            used_sum = held_sum = d_sum = lent = np.zeros(R)
+            n_borrow = slowed = 0
+        self.rows.append(
+            (t, len(run), queued, n_borrow, slowed, *d_sum, *used_sum, *held_sum, *lent)
+        )
+        if len(done):
+            self._release(done, t)
+
+    def _release(self, done: NDArray[np.int64], t: int) -> None:
+        self.finish[done] = t + 1
+        ended = np.zeros(self.n, bool)
+        ended[done] = True
+        # borrowers first: give back to live lenders, or to the VM if the lender already ended
+        for k in range(len(self.loan_b)):
+            if self.loan_open[k] and ended[self.loan_b[k]]:
+                self.loan_open[k] = False
+                if self.loan_orphan[k]:
+                    self.vm_alloc[self.host[self.loan_b[k]]] -= self.loan_amt[k]
+                else:
+                    lender = self.loan_l[k]
+                    self.committed[lender] = np.maximum(
+                        self.committed[lender] - self.loan_amt[k], 0.0
+                    )
+        own = done[~self.borrower[done]]
+        np.subtract.at(self.vm_alloc, self.host[own], self.req[own])
+        # a lender that ends leaves what it lent in use on its VM until the borrower ends
+        for k in range(len(self.loan_b)):
+            if self.loan_open[k] and not self.loan_orphan[k] and ended[self.loan_l[k]]:
+                self.loan_orphan[k] = True
+                self.vm_alloc[self.host[self.loan_l[k]]] += self.loan_amt[k]
+        np.maximum(self.vm_alloc, 0.0, out=self.vm_alloc)
+        self.committed[own] = 0.0
+
+    # ---- results
+
+    def _prediction_errors(self) -> tuple[NDArray[np.float64], pl.DataFrame]:
+        """Per job, mean over its prediction windows of (actual mean unused - predicted), CPU."""
+        n, big_l = self.n, self.window
+        t_end = len(self.rows)
+        if not self.pred_rows:
+            return np.full(n, np.nan), pl.DataFrame()
+        cs = np.zeros((t_end + 1, n, R))
+        np.cumsum(self.demand_log[:t_end], axis=0, out=cs[1:])
+        jobs = np.concatenate([c for c, _, _ in self.pred_rows])
+        t0 = np.concatenate([np.full(len(c), t) for c, t, _ in self.pred_rows])
+        pred = np.concatenate([p for _, _, p in self.pred_rows])
+        fin = np.where(self.finish[jobs] >= 0, self.finish[jobs], t_end)
+        end = np.minimum(t0 + big_l, fin)
+        count = np.maximum(end - t0, 0)
+        has = count > 0
+        mean_d = (cs[end, jobs] - cs[t0, jobs]) / np.maximum(count, 1)[:, None]
+        actual = self.req[jobs] - mean_d
+        err = np.where(has[:, None], actual - pred, np.nan)
+        total = np.bincount(jobs[has], weights=err[has, 0], minlength=n)
+        k = np.bincount(jobs[has], minlength=n)
+        per_job = np.divide(total, k, out=np.full(n, np.nan), where=k > 0)
+        table = pl.DataFrame(
+            {
+                "slot": t0,
+                "job": jobs,
+                **{f"lendable_{r}": pred[:, i] for i, r in enumerate(RESOURCES)},
+                **{
+                    f"actual_unused_{r}": np.where(has, actual[:, i], np.nan)
+                    for i, r in enumerate(RESOURCES)
+                },
+            }
+        )
+        return per_job, table
+
+    def result(self, provisioner: str, placement: str, epsilon: float, fit_s: float) -> SimResult:
+        names = ["slot", "running", "queued", "borrowers", "slowed"]
+        for prefix in ("demand", "used", "held", "lent"):
+            names += [f"{prefix}_{r}" for r in RESOURCES]
+        data = np.array(self.rows, np.float64).reshape(-1, len(names))
+        timeline = pl.DataFrame({k: data[:, i] for i, k in enumerate(names)}).with_columns(
+            pl.col("slot", "running", "queued", "borrowers", "slowed").cast(pl.Int64)
+        )
+        used = data[:, 5 + R : 5 + 2 * R]
+        held = data[:, 5 + 2 * R : 5 + 3 * R]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_slot = used / np.where(held > 0, held, np.nan)
+        w = np.asarray(self.sc.weights, np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            overall = (used @ w) / np.where(held @ w > 0, held @ w, np.nan)
+        timeline = timeline.with_columns(
+            *(pl.Series(f"util_{r}", per_slot[:, i]) for i, r in enumerate(RESOURCES)),
+            pl.Series("util", overall),
+        )
+        response = np.where(self.finish >= 0, self.finish - self.submit, np.inf).astype(np.float64)
+        active = data[:, 1] > 0
+        vm_cap = np.outer(active, self.cap.sum(axis=0))
+        pred_error, predictions = self._prediction_errors()
+        return SimResult(
+            provisioner=provisioner,
+            placement=placement,
+            slot_s=float(self.sc.slot_s),
+            window=self.window,
+            weights=np.asarray(self.sc.weights, np.float64),
+            epsilon=float(epsilon),
+            request=self.req,
+            host=self.host,
+            borrower=self.borrower,
+            submit=self.submit,
+            start=self.start,
+            finish=self.finish,
+            response=response,
+            threshold=np.asarray(self.jobs.threshold, np.float64),
+            waited=self.waited,
+            pred_error=pred_error,
+            used=used,
+            held=held,
+            vm_capacity_slots=vm_cap,
+            timeline=timeline,
+            predictions=predictions,
+            fit_s=fit_s,
+            place_s=self.place_s,
+            predict_s=self.predict_s,
+        )

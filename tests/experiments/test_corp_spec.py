@@ -1,0 +1,91 @@
+"""The corp experiment kind: its spec, its grid, and a run end to end with its report."""
+
+import json
+import re
+
+import polars as pl
+import pytest
+
+from cli_runner import reclaim
+from reclaim.errors import ReclaimError
+from reclaim.experiments.spec import load_spec, parse_spec
+
+MINI = """
+name = "corp-mini"
+kind = "corp"
+[scenario]
+n_vms = 40
+n_pms = 8
+n_train = 60
+[scale.tiny]
+jobs = [20, 30]
+seeds = [0]
+[[runs]]
+provisioner = ["corp", "dra"]
+[[runs]]
+provisioner = "corp"
+params = { p_threshold = [0.5, 0.9] }
+jobs = "max"
+"""
+
+
+def test_the_grid_crosses_methods_jobs_and_settings_and_sweeps_only_the_largest_jobs(tmp_path):
+    runs = parse_spec(MINI, tmp_path / "s.toml").runs("tiny")
+    assert [(r.label, r.n_jobs) for r in runs] == [
+        ("corp", 20),
+        ("corp", 30),
+        ("dra", 20),
+        ("dra", 30),
+        ("corp p_threshold=0.5", 30),
+        ("corp p_threshold=0.9", 30),
+    ]
+    assert len({r.run_id for r in runs}) == len(runs)
+    assert json.loads(runs[-1].columns()["params"]) == {"p_threshold": 0.9}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ('provisioner = ["corp", "dra"]', 'provisioner = ["corp", "dre"]', "runs[1].provisioner"),
+        ("p_threshold = [", "p_treshold = [", "runs[2].params"),
+        ('jobs = "max"', 'jobs = "most"', "runs[2].jobs"),
+        ("n_vms = 40", "n_vm = 40", "scenario.n_vm"),
+        ("jobs = [20, 30]", "jobs = [0]", "scale.tiny.jobs"),
+    ],
+)
+def test_spec_mistakes_are_one_line_errors_naming_the_key(tmp_path, old, new, key):
+    with pytest.raises(ReclaimError, match=re.escape(key)) as err:
+        parse_spec(MINI.replace(old, new), tmp_path / "s.toml")
+    assert "\n" not in str(err.value)
+
+
+def test_the_shipped_corp_spec_covers_the_papers_figures():
+    spec = load_spec("corp")
+    runs = spec.runs("small")
+    assert {r.provisioner for r in runs} == {"corp", "rccr", "cloudscale", "dra"}
+    assert sorted({r.n_jobs for r in runs}) == [50, 100, 150, 200, 250, 300]
+    swept = {k for r in runs for k in r.params}
+    assert swept == {"p_threshold", "confidence"}
+
+
+def test_a_corp_sweep_runs_resumes_and_reports_the_papers_figures(tmp_path):
+    spec = tmp_path / "mini.toml"
+    spec.write_text(MINI)
+    out = tmp_path / "res"
+    done = reclaim("experiment", "run", str(spec), "--scale", "tiny", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert runs.height == 6
+    assert runs["util"].is_between(0, 1).all() and runs["slo_violation_rate"].is_between(0, 1).all()
+    again = reclaim("experiment", "run", str(spec), "--scale", "tiny", "-o", str(out))
+    assert "6 resumed" in again.stdout
+    report = reclaim("report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert "Fig. 6: prediction error rate" in report.stdout
+    figures = {p.name for p in (out / "report").glob("*.png")}
+    assert figures == {
+        "corp_fig6_prediction_error.png",
+        "corp_fig7_utilisation.png",
+        "corp_fig8_util_vs_slo.png",
+        "corp_fig10_latency.png",
+    }
