@@ -1,4 +1,4 @@
-"""The opportunistic-provisioning simulator: lending slows a lender, provisioners by name, seeds."""
+"""The opportunistic-provisioning simulator: owners first, borrowers at risk; provisioners by name."""
 
 from __future__ import annotations
 
@@ -26,34 +26,76 @@ class ShareLender:
         return np.where(history.lengths >= self.after, self.share * np.asarray(request), 0.0)
 
 
-def two_vms(share_job_b_submit: float = 60.0) -> CorpScenario:
-    """VMs of (1 core, 1 GiB). Job A asks (1, 1) and idles at 0.2 for 6 slots, then needs a whole
-    core for 4; job B asks (0.8, 0.5) for 4 slots and arrives in slot 6."""
-    a = [[0.2, 0.2]] * 6 + [[1.0, 0.2]] * 4
+def two_vms(share_job_b_submit: float = 60.0, vm_capacity=((1.0, 1.0), (1.0, 1.0))) -> CorpScenario:
+    """Two VMs (default 1 core, 1 GiB each). Job A asks (1, 1) and idles at 0.2 for 6 slots, then
+    needs 0.6 core for 4; job B asks (0.8, 0.5), uses all of it for 4 slots and arrives in slot 6.
+    SLO thresholds (slack 0.2): A 12 slots, B 4.8."""
+    a = [[0.2, 0.2]] * 6 + [[0.6, 0.2]] * 4
     b = [[0.8, 0.5]] * 4
     jobs = JobSet.from_profiles([0.0, share_job_b_submit], [[1.0, 1.0], [0.8, 0.5]], [a, b])
     train = JobSet.from_profiles([], np.zeros((0, 2)), [])
-    return CorpScenario(jobs, train, np.ones((2, 2)), np.array([0, 1], np.int32), np.ones((2, 2)))
+    cap = np.asarray(vm_capacity, np.float64)
+    return CorpScenario(jobs, train, cap, np.array([0, 1], np.int32), cap.copy())
 
 
-def test_lending_slows_the_lender_past_its_slo():
+def test_a_lenders_rebound_slows_its_borrower_past_its_slo_and_not_the_lender():
     res = simulate(two_vms(), "test-share", {"share": 0.8}, placement="first-fit", window=6)
-    # B borrows A's lent 0.8 core on VM 0; A keeps 0.2 core while it needs 1: rate 0.2 for slots
-    # 6-9 (progress 6.8), then full speed again once B ends: done in slot 13, response 14 > 12
+    # B borrows A's lent 0.8 core on VM 0. From slot 6 A needs 0.6 core: its reservation comes
+    # first, B gets the 0.4 left and runs at rate 0.5 for slots 6-9 (progress 2); A ends after
+    # slot 9 on time; B runs alone at full speed for slots 10-11: response 12 - 6 = 6 > 4.8
     assert res.host.tolist() == [0, 0]
     assert res.borrower.tolist() == [False, True]
-    assert res.finish.tolist() == [14, 10]
-    assert res.response.tolist() == [14.0, 4.0]
+    assert res.finish.tolist() == [10, 12]
+    assert res.response.tolist() == [10.0, 6.0]
+    assert res.slowed.tolist() == [0, 4]  # the owner is never slowed by lending
     s = res.summary()
     assert s["slo_violation_rate"] == 0.5 and s["borrowers"] == 1.0
+    assert s["borrower_violations"] == 1.0
+    assert s["slowed_jobs"] == 1.0 and s["slowed_slots"] == 4.0
     tl = res.timeline
     assert tl["slowed"].to_list()[6:10] == [1, 1, 1, 1] and tl["slowed"].sum() == 4
-    assert np.allclose(tl["held_cpu"].to_numpy()[6:10], 0.2 + 0.8)  # A keeps 0.2, B holds 0.8
+    assert np.allclose(tl["used_cpu"].to_numpy()[6:10], 0.6 + 0.4)
+    assert np.allclose(tl["short_cpu"].to_numpy()[6:10], 0.4)  # B's unmet demand
+    assert np.allclose(tl["short_mem"].to_numpy(), 0.0)  # memory: 0.2 + 0.5 fit in 1 GiB
+    # A kept 1 - 0.8 = 0.2 core but takes back 0.6; B holds its request 0.8
+    assert np.allclose(tl["held_cpu"].to_numpy()[6:10], 0.6 + 0.8)
     assert np.allclose(tl["lent_cpu"].to_numpy()[6:10], 0.8)
-    # eq. 1 by hand: served CPU / held CPU over running jobs and slots
-    used = 6 * 0.2 + 4 * (0.2 + 0.8) + 4 * 1.0
-    held = 6 * 1.0 + 4 * (0.2 + 0.8) + 4 * 1.0
+    # eq. 1 by hand: served CPU / held CPU over running jobs and slots; d <= r for every job
+    used = 6 * 0.2 + 4 * (0.6 + 0.4) + 2 * 0.8
+    held = 6 * 1.0 + 4 * (0.6 + 0.8) + 2 * 0.8
     assert s["util_cpu"] == pytest.approx(used / held)
+    assert (tl["used_cpu"] <= tl["held_cpu"] + 1e-12).all()
+
+
+def test_borrowers_use_the_capacity_the_owners_leave_not_what_they_promised():
+    # VM 0 has 2 cores: after A's 0.6, 1.4 are left, B gets its 0.8 and is never slowed
+    sc = two_vms(vm_capacity=((2.0, 2.0), (1.0, 1.0)))
+    res = simulate(sc, "test-share", {"share": 0.8}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, True] and res.host.tolist() == [0, 0]
+    assert res.response.tolist() == [10.0, 4.0]
+    assert res.summary()["slo_violation_rate"] == 0.0 and res.slowed.sum() == 0
+
+
+def test_borrowers_share_what_is_left_in_proportion_to_their_demand():
+    # A (1 core) lends 0.9 after 6 slots and then needs 0.5; B (0.4) and C (0.2) borrow in slot 6
+    a = [[0.1, 0.1]] * 6 + [[0.5, 0.1]] * 6
+    jobs = JobSet.from_profiles(
+        [0.0, 60.0, 60.0],
+        [[1.0, 1.0], [0.4, 0.2], [0.2, 0.2]],
+        [a, [[0.4, 0.2]] * 3, [[0.2, 0.2]] * 3],
+    )
+    cap = np.ones((1, 2))
+    sc = CorpScenario(
+        jobs, JobSet.from_profiles([], np.zeros((0, 2)), []), cap, np.zeros(1, np.int32), cap
+    )
+    res = simulate(sc, "test-share", {"share": 0.9}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, True, True]
+    tl = res.timeline
+    # 0.5 core left for 0.6 wanted: each gets 5/6 of its demand, rate 5/6
+    assert np.allclose(tl["used_cpu"].to_numpy()[6], 1.0)
+    assert np.allclose(tl["short_cpu"].to_numpy()[6], 0.1)
+    assert tl["slowed"].to_list()[6] == 2
+    assert res.slowed[0] == 0 and res.finish[0] == 12
 
 
 def test_lending_nothing_means_no_violation():
@@ -61,7 +103,8 @@ def test_lending_nothing_means_no_violation():
     assert res.host.tolist() == [0, 1]  # B takes the empty VM
     assert not res.borrower.any()
     assert res.response.tolist() == [10.0, 4.0]
-    assert res.summary()["slo_violation_rate"] == 0.0
+    s = res.summary()
+    assert s["slo_violation_rate"] == 0.0 and s["slowed_slots"] == 0.0
     assert res.timeline["slowed"].sum() == 0
 
 
@@ -79,9 +122,9 @@ def test_a_job_that_fits_nowhere_waits_in_the_queue():
 
 def test_prediction_error_is_actual_unused_minus_lent():
     res = simulate(two_vms(), "test-share", {"share": 0.8}, placement="first-fit", window=6)
-    # A is asked once, at slot 6 (B never lends): lent 0.8 core, then its demand is 1.0 core for
-    # the window's 6 slots of work: unused 0 -> error -0.8, outside [0, eps): wrong
-    assert res.pred_error[0] == pytest.approx(-0.8)
+    # A is asked once, at slot 6 (B never lends): lent 0.8 core, then its demand is 0.6 core for
+    # the 4 slots it still runs: unused 0.4 -> error -0.4, outside [0, eps): wrong
+    assert res.pred_error[0] == pytest.approx(-0.4)
     assert np.isnan(res.pred_error[1])
     assert res.summary()["prediction_error_rate"] == 1.0
 

@@ -41,7 +41,7 @@ import polars as pl
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.kind import RunResult, run_id
-from reclaim.experiments.spec import SpecErrors
+from reclaim.experiments.spec import ScaledSpec, SpecErrors
 
 COLUMNS = {
     "run_id": pl.String,
@@ -98,7 +98,7 @@ class CorpRun:
 
 
 @dataclass(frozen=True)
-class CorpSpec:
+class CorpSpec(ScaledSpec):
     name: str
     description: str
     path: Path
@@ -108,16 +108,6 @@ class CorpSpec:
     scales: dict[str, CorpScale]
     cells: tuple[tuple[str, str, dict[str, Any], bool], ...]  # label, provisioner, params, max only
     kind = "corp"
-
-    @property
-    def default_scale(self) -> str:
-        return "small" if "small" in self.scales else next(iter(self.scales))
-
-    def scale(self, name: str | None) -> CorpScale:
-        name = self.default_scale if name is None else name
-        if name not in self.scales:
-            raise ReclaimError(f"{self.path}: no scale {name!r} (scales: {', '.join(self.scales)})")
-        return self.scales[name]
 
     def runs(self, scale: str | None = None) -> list[CorpRun]:
         """Cell by cell, number of jobs by number of jobs, seed by seed."""

@@ -13,27 +13,58 @@ section IV runs the baselines). Every slot (``slot_s``, 10 s), in this order:
    served, then by index) form one batch. The placer first binds them against each VM's *unlocked
    unused* resources, the lendable amounts of its jobs not yet lent (a job placed so is a
    *borrower*; the amount it takes is charged to that VM's lenders in proportion to what each still
-   offers, and stays charged until the borrower ends even if a later refresh lowers the offer: CORP
-   never preempts). The rest are bound against unallocated VM capacity (capacity minus the requests
-   of the jobs holding their own allocation). A job that fits nowhere waits for the next slot.
-3. **Execution**: each job is allocated its request; a lender keeps ``request - lent``. A job's
-   demand follows its profile indexed by its *progress* (slots of work done), so a slowed job
-   replays its usage more slowly. Where the demand exceeds what the job holds, it progresses at
-   ``min(1, held / demand)`` on its bottleneck resource this slot (memory short is treated like CPU
-   short: the job slows, it is not killed). Borrowers and non-lenders hold their whole request,
-   which the demand never exceeds, so only lenders slow down. A job ends in the slot its progress
-   reaches its duration; its response time is ``end - arrival`` slots (queueing included) and it
-   violates its SLO if that is above its threshold.
+   offers, and stays charged until the borrower ends even if a later refresh lowers the offer:
+   a borrower is never evicted). The rest are bound against unallocated VM capacity (capacity minus
+   the requests of the jobs holding their own allocation, minus what borrowers of lenders that
+   already ended still hold). A job placed there holds a real allocation: it is an *owner*, like
+   every lender. A job that fits nowhere waits for the next slot.
+3. **Execution**, per VM and resource. A job's demand follows its profile indexed by its
+   *progress* (slots of work done), so a slowed job replays its usage more slowly.
+
+   * **Owners first.** Every job holding its own allocation (lenders and non-lenders alike) is
+     served ``min(demand, request)``: its reservation is guaranteed, lending never slows it. When a
+     lender's demand rebounds above what it kept (``request - lent``) it simply takes it back.
+   * **Borrowers share the rest**: what is left of the VM's capacity after the owners' *actual*
+     demand (not after what the owners promised to lend, so idle unallocated capacity and other
+     owners' slack are usable too), split in proportion to the borrowers' demand: each gets
+     ``demand x min(1, left / sum of the borrowers' demand)``, at most its request. Proportional to
+     demand keeps the split work-conserving and treats every borrower alike (they all took the
+     same best-effort risk); nothing in the paper picks one.
+   * A job short of its demand progresses at ``min(1, got / demand)`` on its bottleneck resource
+     this slot (memory short is treated like CPU short: the job slows, it is not killed). Only
+     borrowers can be short (an owner's demand never exceeds its request in the scenarios; if a
+     hand-built one does, its own request slows it, never a borrower). A job ends in the slot its
+     progress reaches its duration; its response time is ``end - arrival`` slots (queueing
+     included) and it violates its SLO if that is above its threshold.
+
+   Why borrowers carry the risk: this is the standard semantics of opportunistic reuse. Borg
+   reclaims the unused part of a reservation for lower-priority work and throttles that work when
+   the owner needs it back; RCCR (Carvalho et al., the paper's [4]) sells reclaimed resources with
+   "weaker SLOs"; CORP's section II says "the allocated but unused resource can be reallocated to
+   jobs with a certain probability", i.e. the borrower's access is probabilistic, while the owner
+   keeps what it was allocated. Eq. 19-21 (lend only a lower bound, and only when the prediction
+   error is likely within [0, epsilon)) exist to keep that probability high: the SLO a provisioner
+   risks is its borrowers'.
 
 Metrics (:mod:`reclaim.corp.metrics`): eq. 1-4 over running jobs and slots, with ``d`` the demand
-served (``min(demand, held)``, what a monitor would measure) and ``r`` what the job holds (a
-lender's request minus what it lent, a borrower's request): lending thus raises utilisation, and a
-starved lender's unmet demand is not counted as used. The SLO violation rate. The prediction
-error rate of section IV on CPU (see :meth:`SimResult.summary`). Allocation latency: wall time of
-the placement of every batch plus the provisioner's refreshes, in total for the run (the paper's
-Fig. 10 measures the latency "for allocating resource to 300 jobs") and per job; the one-off
-training in ``fit`` is timed apart (``fit_s``). Wall times are the only numbers that differ
-between two runs with the same seed.
+served and ``r`` the job's allocation, the paper's "amount allocated to J_i at t"
+(``r = r^u + d``, ``r^u >= 0``):
+
+* a borrower holds its **request**, allocated at placement out of its lenders' unused resources
+  (not what it happened to receive that slot: that would make a borrower's ``r^u`` zero whenever
+  it is served and hide the lent-but-idle part from eq. 3);
+* an owner holds ``request - lent`` (the lent part is reallocated, counted once, as the
+  borrower's), or its served demand when that is more, i.e. in a slot it takes back what it lent.
+
+Lending thus raises utilisation (the same resources serve two jobs), a reclaim shows up as both
+the owner and the borrower counting the taken-back part (and as the borrower's unmet demand, not
+counted as used), and ``d <= r`` holds for every job. The SLO violation rate. The prediction
+error rate of section IV on CPU (see :meth:`SimResult.summary`; a lender's demand, hence its
+actual unused amount, does not depend on what it lent). Allocation latency: wall time of the
+placement of every batch plus the provisioner's refreshes, in total for the run (the paper's Fig.
+10 measures the latency "for allocating resource to 300 jobs") and per job; the one-off training in
+``fit`` is timed apart (``fit_s``). Wall times are the only numbers that differ between two runs
+with the same seed.
 
 Speed: per slot every step is a handful of numpy calls over the running jobs; the loop over slots
 and, at a refresh, the provisioner's own per-series work are the only Python loops.
@@ -88,11 +119,12 @@ class SimResult:
 
     Per job (N,): host int32 VM (-1 never placed), borrower bool (ran on lent resources),
     submit/start/finish int64 slots (-1 unknown), response float64 slots (inf if unfinished),
-    threshold float64 slots, waited int64 slots in the queue, pred_error float64 CPU error
+    threshold float64 slots, waited int64 slots in the queue, slowed int64 slots run short of
+    its demand (only borrowers are), pred_error float64 CPU error
     ``actual unused - predicted`` averaged over the job's prediction windows (NaN: never asked),
-    cores. Aggregates: used, held (R,) sums over running jobs and slots of served demand and
-    allocation. timeline: polars, one row per slot. predictions: polars, one row per (refresh,
-    job).
+    cores. Aggregates: used, held (T, R) sums over running jobs, per slot, of served demand and
+    allocation (eq. 1's d and r). timeline: polars, one row per slot (``short_<r>``: borrowers'
+    unmet demand). predictions: polars, one row per (refresh, job).
     """
 
     provisioner: str
@@ -110,6 +142,7 @@ class SimResult:
     response: NDArray[np.float64]
     threshold: NDArray[np.float64]
     waited: NDArray[np.int64]
+    slowed: NDArray[np.int64]
     pred_error: NDArray[np.float64]
     used: NDArray[np.float64]
     held: NDArray[np.float64]
@@ -124,6 +157,9 @@ class SimResult:
     def summary(self) -> dict[str, float]:
         """Scalar results. ``util_<r>`` eq. 1, ``util`` eq. 2, ``waste_<r>`` / ``waste`` eq. 3-4,
         ``vm_util_<r>`` served demand over VM capacity while any job ran; ``slo_violation_rate``;
+        ``borrowers``, ``borrower_violations`` (borrowers above their SLO), ``slowed_jobs`` and
+        ``slowed_slots`` (jobs, job-slots run short of their demand: borrowers a lender reclaimed
+        from or that shared a crowded VM);
         ``prediction_error_rate`` = share of CPU-predicted jobs whose mean error is **outside**
         [0, epsilon x request) and ``prediction_correct_rate`` = the paper's literal ratio (1 minus
         it); ``latency_s`` = placement + prediction wall time of the run, ``latency_per_job_ms``."""
@@ -143,6 +179,9 @@ class SimResult:
         out["jobs"] = float(n)
         out["slo_violation_rate"] = metrics.slo_violation_rate(self.response, self.threshold)
         out["borrowers"] = float(self.borrower.sum())
+        out["borrower_violations"] = float((self.borrower & (self.response > self.threshold)).sum())
+        out["slowed_jobs"] = float((self.slowed > 0).sum())
+        out["slowed_slots"] = float(self.slowed.sum())
         out["queued_jobs"] = float((self.waited > 0).sum())
         out["queued_slots"] = float(self.waited.sum())
         out["unfinished"] = float(np.isinf(self.response).sum())
@@ -242,6 +281,7 @@ class _Run:
         self.finish = np.full(n, -1, np.int64)
         self.progress = np.zeros(n)
         self.waited = np.zeros(n, np.int64)
+        self.slowed_slots = np.zeros(n, np.int64)  # slots each job ran short of its demand
         self.lend = np.zeros((n, R))  # offered for the current window (lenders only)
         self.committed = np.zeros((n, R))  # lent out and taken by borrowers
         self.vm_alloc = np.zeros((v, R))  # requests of jobs holding their own allocation
@@ -364,25 +404,40 @@ class _Run:
         if len(run):
             step = np.minimum(np.floor(self.progress[run]).astype(np.int64), self.dur[run] - 1)
             d = self.jobs.demand.data[self.jobs.demand.indptr[run] + step]
-            held = self.req[run] - self.committed[run]
+            req = self.req[run]
+            vm = self.host[run]
+            own = ~self.borrower[run]
+            # owners' reservations are guaranteed: served first, whatever they lent
+            used = np.where(own[:, None], np.minimum(d, req), 0.0)
+            load = np.zeros((self.v, R))
+            np.add.at(load, vm[own], used[own])
+            left = np.maximum(self.cap - load, 0.0)
+            # borrowers split what the owners leave of the VM, in proportion to their demand
+            want = np.zeros((self.v, R))
+            np.add.at(want, vm[~own], d[~own])
+            share = np.minimum(np.divide(left, want, out=np.ones_like(left), where=want > 0), 1.0)
+            used[~own] = np.minimum(d[~own] * share[vm[~own]], req[~own])
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(d > held, held / d, 1.0)
+                ratio = np.where(d > used, used / d, 1.0)
             rate = np.clip(ratio.min(axis=1), 0.0, 1.0)
-            used = np.minimum(d, held)
+            # r: a borrower its request; an owner request - lent, or what it took back
+            held = np.where(own[:, None], np.maximum(req - self.committed[run], used), req)
             self.progress[run] += rate
             self.demand_log[t, run] = d
             self.used_log[t, run] = used
             done = run[self.progress[run] >= self.dur[run] - DONE_TOLERANCE]
             used_sum, held_sum, d_sum = used.sum(0), held.sum(0), d.sum(0)
+            short = (d - used)[~own].sum(0)
             lent = self.committed[run].sum(0)
-            n_borrow = int(self.borrower[run].sum())
+            n_borrow = int((~own).sum())
             slowed = int((rate < 1.0).sum())
+            self.slowed_slots[run] += rate < 1.0
         else:
             done = np.empty(0, np.int64)
-            used_sum = held_sum = d_sum = lent = np.zeros(R)
+            used_sum = held_sum = d_sum = lent = short = np.zeros(R)
             n_borrow = slowed = 0
         self.rows.append(
-            (t, len(run), queued, n_borrow, slowed, *d_sum, *used_sum, *held_sum, *lent)
+            (t, len(run), queued, n_borrow, slowed, *d_sum, *used_sum, *held_sum, *lent, *short)
         )
         if len(done):
             self._release(done, t)
@@ -450,7 +505,7 @@ class _Run:
 
     def result(self, provisioner: str, placement: str, epsilon: float, fit_s: float) -> SimResult:
         names = ["slot", "running", "queued", "borrowers", "slowed"]
-        for prefix in ("demand", "used", "held", "lent"):
+        for prefix in ("demand", "used", "held", "lent", "short"):
             names += [f"{prefix}_{r}" for r in RESOURCES]
         data = np.array(self.rows, np.float64).reshape(-1, len(names))
         timeline = pl.DataFrame({k: data[:, i] for i, k in enumerate(names)}).with_columns(
@@ -487,6 +542,7 @@ class _Run:
             response=response,
             threshold=np.asarray(self.jobs.threshold, np.float64),
             waited=self.waited,
+            slowed=self.slowed_slots,
             pred_error=pred_error,
             used=used,
             held=held,

@@ -170,8 +170,27 @@ class _Cell:
     settings: RunSettings
 
 
+class ScaledSpec:
+    """What every kind of spec offers about its scales (``scales``: name -> scale)."""
+
+    path: Path
+    scales: dict[str, Any]
+
+    @property
+    def default_scale(self) -> str:
+        return "small" if "small" in self.scales else next(iter(self.scales))
+
+    def scale(self, name: str | None) -> Any:
+        """The scale called ``name`` (None: the default); a ReclaimError naming the known ones."""
+        name = self.default_scale if name is None else name
+        if name not in self.scales:
+            known = ", ".join(self.scales)
+            raise ReclaimError(f"{self.path}: no scale {name!r} (scales: {known})")
+        return self.scales[name]
+
+
 @dataclass(frozen=True)
-class ExperimentSpec:
+class ExperimentSpec(ScaledSpec):
     name: str
     description: str
     path: Path
@@ -182,17 +201,6 @@ class ExperimentSpec:
     scales: dict[str, Scale]
     cells: tuple[_Cell, ...]
     kind = "shaping"
-
-    @property
-    def default_scale(self) -> str:
-        return "small" if "small" in self.scales else next(iter(self.scales))
-
-    def scale(self, name: str | None) -> Scale:
-        name = self.default_scale if name is None else name
-        if name not in self.scales:
-            known = ", ".join(self.scales)
-            raise ReclaimError(f"{self.path}: no scale {name!r} (scales: {known})")
-        return self.scales[name]
 
     def runs(self, scale: str | None = None) -> list[Run]:
         """Every run at ``scale`` (default: ``default_scale``), in run order."""

@@ -49,7 +49,7 @@ import polars as pl
 from reclaim.defrag import Defragmenter, replay_migrations
 from reclaim.errors import ReclaimError
 from reclaim.experiments.kind import RunResult, run_id
-from reclaim.experiments.spec import SpecErrors
+from reclaim.experiments.spec import ScaledSpec, SpecErrors
 from reclaim.lifetime.vms import RESOURCES, VmTable
 from reclaim.placement import build_placer
 
@@ -132,7 +132,7 @@ class LavaRun:
 
 
 @dataclass(frozen=True)
-class LavaSpec:
+class LavaSpec(ScaledSpec):
     name: str
     description: str
     path: Path
@@ -144,16 +144,6 @@ class LavaSpec:
     scales: dict[str, LavaScale]
     cells: tuple[tuple[str, str, str, str], ...]  # label, placement, lifetimes, defrag
     kind = "lava"
-
-    @property
-    def default_scale(self) -> str:
-        return "small" if "small" in self.scales else next(iter(self.scales))
-
-    def scale(self, name: str | None) -> LavaScale:
-        name = self.default_scale if name is None else name
-        if name not in self.scales:
-            raise ReclaimError(f"{self.path}: no scale {name!r} (scales: {', '.join(self.scales)})")
-        return self.scales[name]
 
     def runs(self, scale: str | None = None) -> list[LavaRun]:
         """Pool by pool, cell by cell, seed by seed."""

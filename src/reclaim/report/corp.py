@@ -126,30 +126,40 @@ def _by_jobs(table, metrics: list[tuple[str, str]], title: str, path: Path) -> P
     return path
 
 
-def plot_util_vs_slo(table: pl.DataFrame, path: Path) -> Path | None:
-    """Fig. 8: overall utilisation against SLO violation rate, every cell at the largest jobs."""
-    top = table.filter(pl.col("n_jobs") == table["n_jobs"].max())
-    if top.is_empty():
-        return None
+def _method_lines(
+    data: pl.DataFrame, x: str, y: str, labels: tuple[str, str, str], path: Path
+) -> Path:
+    """One line per method through its points (x, y) sorted by x, both in %; labels: x, y, title."""
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for (method,), part in top.sort("slo_violation_rate").group_by(
-        "provisioner", maintain_order=True
-    ):
+    for (method,), part in data.sort(x).group_by("provisioner", maintain_order=True):
         ax.plot(
-            100 * part["slo_violation_rate"],
-            100 * part["util"],
+            100 * part[x],
+            100 * part[y],
             marker="o",
             label=method,
             color=_METHOD_COLOURS.get(method),
         )
-    ax.set_xlabel("SLO violation rate (%)")
-    ax.set_ylabel("overall utilisation (%)")
-    ax.set_title("Overall utilisation vs SLO violations (paper's Fig. 8)")
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.set_title(labels[2])
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_util_vs_slo(table: pl.DataFrame, path: Path) -> Path | None:
+    """Fig. 8: overall utilisation against SLO violation rate, every cell at the largest jobs."""
+    top = table.filter(pl.col("n_jobs") == table["n_jobs"].max())
+    if top.is_empty():
+        return None
+    labels = (
+        "SLO violation rate (%)",
+        "overall utilisation (%)",
+        "Overall utilisation vs SLO violations (paper's Fig. 8)",
+    )
+    return _method_lines(top, "slo_violation_rate", "util", labels, path)
 
 
 def plot_slo_vs_confidence(table: pl.DataFrame, path: Path) -> Path | None:
@@ -162,23 +172,12 @@ def plot_slo_vs_confidence(table: pl.DataFrame, path: Path) -> Path | None:
     if not rows:
         return None
     data = pl.DataFrame(rows, schema=["provisioner", "confidence", "slo"], orient="row")
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for (method,), part in data.sort("confidence").group_by("provisioner", maintain_order=True):
-        ax.plot(
-            100 * part["confidence"],
-            100 * part["slo"],
-            marker="o",
-            label=method,
-            color=_METHOD_COLOURS.get(method),
-        )
-    ax.set_xlabel("confidence level (%)")
-    ax.set_ylabel("SLO violation rate (%)")
-    ax.set_title("SLO violations vs confidence level (paper's Fig. 9)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    labels = (
+        "confidence level (%)",
+        "SLO violation rate (%)",
+        "SLO violations vs confidence level (paper's Fig. 9)",
+    )
+    return _method_lines(data, "confidence", "slo", labels, path)
 
 
 def plot_latency(table: pl.DataFrame, path: Path) -> Path | None:
