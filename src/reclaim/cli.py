@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from reclaim.agent.cli import agent_app
 from reclaim.errors import ReclaimError
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ experiment_app = typer.Typer(
     no_args_is_help=True, help="Run the experiments behind the papers' figures (grids x seeds)."
 )
 app.add_typer(experiment_app, name="experiment")
+app.add_typer(agent_app, name="agent")
 console = Console(stderr=True)
 
 

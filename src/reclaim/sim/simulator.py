@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 
 from reclaim.forecast.base import Forecaster
 from reclaim.placement.framework import Placer
-from reclaim.shaping.base import Controller, UsageForecast
+from reclaim.shaping.base import Controller, UsageForecast, forecast_usage
 from reclaim.sim import _kernels
 from reclaim.sim.engine import Engine
 from reclaim.sim.view import SimView
@@ -553,25 +553,11 @@ class Simulator:
         ``component * R + resource`` so that online state follows a component from tick to tick.
         Rows without a sample yet (started at this tick) get mean NaN and std inf.
         """
-        n = len(rows)
-        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
-        fallback = np.ones(n, bool)
+        future = None
+        if self.forecaster.needs_future:
+            future = lambda seen: self._demand(rows[seen], t)  # noqa: E731
         history = self.usage_history(rows, self.forecast_window)
-        seen = history.lengths > 0
-        if seen.any():
-            m, lengths = int(seen.sum()), history.lengths[seen]
-            indptr = np.concatenate([[0], np.cumsum(np.tile(lengths, R))]).astype(np.int64)
-            batch = GroupedArray(history.data.T.ravel().astype(np.float64), indptr)
-            comp = self.wt.component[rows[seen]].astype(np.int64)
-            keys = (comp[None, :] * R + np.arange(R)[:, None]).ravel()
-            extra = {}
-            if self.forecaster.needs_future:
-                extra["future"] = self._demand(rows[seen], t).T.reshape(-1, 1)
-            fc = self.forecaster.forecast(batch, 1, keys=keys, **extra)
-            mean[seen] = fc.mean[:, 0].reshape(R, m).T
-            std[seen] = fc.std[:, 0].reshape(R, m).T
-            fallback[seen] = fc.fallback.reshape(R, m).any(axis=0)
-        return UsageForecast(rows, mean, std, fallback)
+        return forecast_usage(self.forecaster, history, rows, self.wt.component[rows], future)
 
     def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
         """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""

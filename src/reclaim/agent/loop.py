@@ -1,0 +1,318 @@
+"""The live loop: every period observe, forecast, decide, make safe, apply, record.
+
+It runs the simulator's controllers unchanged (``Controller.decide(view, forecast)`` over a live
+:class:`ClusterView`), built by name through the same function as a simulation; only the clock
+(:class:`WallClock`) and the actuator differ. What the simulator need not do and a live agent
+must, it does here, after the controller and before the actuator:
+
+- Grace: a component keeps its reservation for ``grace_s`` after it is first seen, whatever the
+  controller (the paper waits until its forecaster has data: 10 minutes).
+- Fail safe: if the forecaster or the controller raises, every limit reverts to the reservation
+  and nothing is killed that period; so does a component whose usage has not been read for
+  ``stale_s``. Acting on stale data or a broken model is worse than not reclaiming.
+- Floor: a limit is never lowered below the component's current usage plus its buffer
+  (K1 * request + K2 * std), whatever the controller asked.
+- Record: every component's usage, forecast, buffer terms and limit go to the database each
+  period, and every action (resize, kill, revert) with its reason to the database and the log.
+  ``dry_run`` records recommendations without applying them (VPA's "Off" mode).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from reclaim.agent.actuator import CgroupActuator, DockerActuator
+from reclaim.agent.cgroups import Cgroups
+from reclaim.agent.collector import Collector, LiveView
+from reclaim.agent.config import AgentSettings
+from reclaim.agent.store import Store
+from reclaim.shaping.base import forecast_usage
+from reclaim.sim.run import RunSettings, build_policies
+from reclaim.sim.view import Actuator
+from reclaim.types import Decisions, R, Status
+
+log = logging.getLogger("reclaim.agent")
+_PRUNE_EVERY_S = 3600.0
+
+
+class WallClock:
+    """Real time, seconds since the epoch; the loop's only difference from the simulator's
+    clock is that waiting for the next period really waits."""
+
+    def now(self) -> float:
+        return time.time()
+
+    def sleep_until(self, t: float, wake: threading.Event) -> None:
+        """Wait until ``t`` or until ``wake`` is set, whichever comes first."""
+        delay = t - time.time()
+        if delay > 0:
+            wake.wait(delay)
+
+
+def build_controller(settings: AgentSettings):
+    """The controller and forecaster named in the settings, built by the same function as a
+    simulation's; the agent's k1, k2 and grace_s fill in whichever of them the controller takes
+    and its params do not set."""
+    run = RunSettings(
+        controller=settings.controller,
+        controller_params=dict(settings.controller_params),
+        forecaster=settings.forecaster,
+        forecaster_params=settings.forecaster_params,
+    )
+    controller, forecaster = build_policies(run)
+    takes = inspect.signature(type(controller).__init__).parameters
+    defaults = {"k1": settings.k1, "k2": settings.k2, "grace_s": settings.grace_s}
+    extra = {k: v for k, v in defaults.items() if k in takes and k not in run.controller_params}
+    if extra:
+        run.controller_params.update(extra)
+        controller, forecaster = build_policies(run)
+    return controller, forecaster
+
+
+@dataclass
+class PeriodReport:
+    """What one period did: running components, limits changed, components killed, the
+    fail-safe reason if any, and seconds spent per phase."""
+
+    t: float
+    running: int
+    resized: int
+    killed: list[str]
+    fail_safe: str | None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class Agent:
+    """One managed parent cgroup (or Docker host) under one controller."""
+
+    def __init__(
+        self,
+        settings: AgentSettings,
+        cgroups: Cgroups | None = None,
+        actuator: Actuator | None = None,
+        clock: WallClock | None = None,
+        metrics=None,
+    ) -> None:
+        self.settings = settings
+        self.controller, self.forecaster = build_controller(settings)
+        params = getattr(self.controller, "get_params", dict)()
+        self.k1 = float(params.get("k1", settings.k1))
+        self.k2 = float(params.get("k2", settings.k2))
+        self.cgroups = cgroups or Cgroups(
+            settings.cgroup_root, settings.parent, settings.cgroup_version
+        )
+        names = settings.components.names
+        if actuator is None:
+            if settings.backend == "docker":
+                actuator = DockerActuator(names)
+            else:
+                actuator = CgroupActuator(self.cgroups, names)
+        self.actuator = actuator
+        self.clock = clock or WallClock()
+        self.metrics = metrics
+        self.store = Store(settings.database)
+        self.collector = Collector(settings, self.cgroups)
+        first = self.store.sync_components(settings.components)
+        self.collector.resume(first, *self.store.history(len(names), settings.window))
+        self._pruned = -np.inf
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        """Make :meth:`run` return after the current period (from another thread or a signal)."""
+        self._stop.set()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def run(self, periods: int | None = None) -> list[PeriodReport]:
+        """Run ``periods`` periods (None: until :meth:`stop`), one every ``period_s`` seconds of
+        wall time; a period that overruns starts the next at once instead of bunching up."""
+        reports, due = [], self.clock.now()
+        while not self._stop.is_set() and (periods is None or len(reports) < periods):
+            reports.append(self.step())
+            if periods is not None and len(reports) >= periods:
+                break
+            due = max(due + self.settings.period_s, self.clock.now())
+            self.clock.sleep_until(due, self._stop)
+        return reports
+
+    # ------------------------------------------------------------------ one period
+    def step(self) -> PeriodReport:
+        s, comps, store = self.settings, self.settings.components, self.store
+        now = self.clock.now()
+        t0 = time.perf_counter()
+        started, stopped = self.collector.observe(now)
+        view = self.collector.view
+        wl = view.workloads
+        for i in started:
+            self._event(now, i, "start", "cgroup has processes: managed from now")
+        for i in stopped:
+            self._event(now, i, "stop", "cgroup has no processes or is gone")
+        if len(started):
+            store.set_first_seen(started, wl.start[started])
+        store.add_samples(now, self.collector.sampled, wl.used[self.collector.sampled])
+        t1 = time.perf_counter()
+
+        rows = view.running
+        n = len(rows)
+        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
+        fail, forecast, decisions = None, None, Decisions()
+        if n and getattr(self.controller, "needs_forecast", False):
+            try:
+                history = view.usage_history(rows, s.window)
+                component = view.workloads.component[rows]
+                forecast = forecast_usage(self.forecaster, history, rows, component)
+                mean, std = forecast.mean, forecast.std
+            except Exception as err:  # any failure of the model: fail safe, keep running
+                fail = f"forecaster {s.forecaster!r} failed: {err}"
+        t2 = time.perf_counter()
+        if n and fail is None:
+            try:
+                decisions = self.controller.decide(view, forecast)
+            except Exception as err:  # a controller bug must not leave tight limits behind
+                fail = f"controller {s.controller!r} failed: {err}"
+        t3 = time.perf_counter()
+
+        target, evict, action, reason = self._safe_targets(view, rows, decisions, std, fail)
+        current = wl.limit[rows]
+        changed = np.any(target.astype(np.float32) != current, axis=1) & ~evict
+        applied = np.zeros(n, bool)
+        killed: list[str] = []
+        if not s.dry_run and (changed.any() or evict.any()):
+            status = self.actuator.apply(Decisions(rows[changed], target[changed], rows[evict]))
+            k = int(changed.sum())
+            ok_resize, ok_evict = status[:k] == Status.OK, status[k:] == Status.OK
+            applied[np.flatnonzero(changed)[ok_resize]] = True
+            applied[np.flatnonzero(evict)[ok_evict]] = True
+            wl.limit[rows[changed][ok_resize]] = target[changed][ok_resize]
+            for i in np.flatnonzero(changed)[~ok_resize]:
+                reason[i] += "; write failed"
+            killed = [comps.names[r] for r in rows[evict][ok_evict]]
+            gone = np.zeros(n, bool)
+            gone[np.flatnonzero(evict)[ok_evict]] = True
+            dropped = np.unique(wl.app[rows[gone & wl.core[rows]]])
+            view.app_failures[dropped] += 1
+        action[changed] = "resize"
+        action[evict] = "kill"
+        t4 = time.perf_counter()
+
+        self._record(now, rows, mean, std, target, action, reason, applied)
+        if fail is not None:
+            self._event(now, None, "fail-safe", f"{fail}: every limit back to its reservation")
+        for j in np.flatnonzero(evict):
+            self._event(now, int(rows[j]), "kill" if applied[j] else "recommend-kill", reason[j])
+        if now - self._pruned > _PRUNE_EVERY_S:
+            store.prune(now - s.retention_s)
+            self._pruned = now
+        if self.metrics is not None:
+            self.metrics.update(comps, view, rows, mean, target)
+        t5 = time.perf_counter()
+        seconds = {
+            "read": t1 - t0,
+            "forecast": t2 - t1,
+            "decide": t3 - t2,
+            "apply": t4 - t3,
+            "record": t5 - t4,
+        }
+        return PeriodReport(now, n, int(changed.sum()), killed, fail, seconds)
+
+    def _safe_targets(self, view: LiveView, rows, decisions: Decisions, std, fail):
+        """(n, R) limits for running ``rows``, which to kill, and an action and reason each:
+        the controller's decisions, then grace, fail safe and the usage + buffer floor."""
+        s, wl = self.settings, view.workloads
+        n = len(rows)
+        pos = np.full(len(wl), -1)
+        pos[rows] = np.arange(n)
+        request = wl.request[rows].astype(np.float64)
+        current = wl.limit[rows].astype(np.float64)
+        target = current.copy()
+        action = np.full(n, "keep", dtype=object)
+        reason = np.full(n, f"{s.controller}: keeps the current limit", dtype=object)
+        evict = np.zeros(n, bool)
+
+        p = pos[decisions.resize_rows]
+        target[p[p >= 0]] = decisions.resize_limit[p >= 0]
+        reason[p[p >= 0]] = f"{s.controller}: forecast + K1*request + K2*std"
+        p = pos[decisions.evict]
+        evict[p[p >= 0]] = True
+        app_names = np.asarray(s.components.apps, dtype=object)[wl.app[rows]]
+        core = wl.core[rows]
+        reason[evict & core] = [
+            f"{s.controller}: application {a!r} no longer fits (core components first): "
+            "preempt it whole"
+            for a in app_names[evict & core]
+        ]
+        reason[evict & ~core] = (
+            f"{s.controller}: elastic component does not fit after older ones: preempt (youngest first)"
+        )
+
+        grace = view.now - wl.start[rows] < s.grace_s
+        target[grace] = request[grace]
+        reason[grace & ~evict] = "grace period: reservation"
+        stale = self.collector.stale[rows]
+        if fail is not None:
+            stale[:] = True
+        target[stale] = request[stale]
+        evict[stale] = False
+        reason[stale] = (
+            f"fail safe: {fail}: reservation"
+            if fail is not None
+            else f"fail safe: no usage read for over {s.stale_s:g} s: reservation"
+        )
+
+        buffer = self.k1 * request + self.k2 * np.where(np.isfinite(std), std, 0.0)
+        floor = np.minimum(wl.used[rows] + buffer, current)
+        # float32 rounding of a target equal to the floor is not a violation
+        raised = (target < floor - 1e-6 * np.maximum(floor, 1.0)) & ~evict[:, None]
+        target = np.where(raised, floor, target)
+        for i in np.flatnonzero(raised.any(axis=1)):
+            reason[i] += "; held at usage + buffer"
+        return target, evict, action, reason
+
+    def _record(self, now, rows, mean, std, target, action, reason, applied) -> None:
+        wl, comps = self.collector.view.workloads, self.settings.components
+        self.store.add_decisions(
+            {
+                "t": now,
+                "component": rows,
+                "used_cpu": wl.used[rows, 0],
+                "used_mem": wl.used[rows, 1],
+                "mean_cpu": mean[:, 0],
+                "mean_mem": mean[:, 1],
+                "std_cpu": std[:, 0],
+                "std_mem": std[:, 1],
+                "k1": self.k1,
+                "k2": self.k2,
+                "req_cpu": wl.request[rows, 0],
+                "req_mem": wl.request[rows, 1],
+                "limit_cpu": target[:, 0],
+                "limit_mem": target[:, 1],
+                "action": list(action),
+                "reason": list(reason),
+                "applied": applied,
+            }
+        )
+        if log.isEnabledFor(logging.INFO):
+            verb = "" if not self.settings.dry_run else " (dry run, not applied)"
+            for j in np.flatnonzero(action != "keep"):
+                log.info(
+                    "%s: %s to %.3f cores, %.3f GiB%s: %s",
+                    comps.names[rows[j]],
+                    action[j],
+                    target[j, 0],
+                    target[j, 1],
+                    verb,
+                    reason[j],
+                )
+
+    def _event(self, now: float, row: int | None, kind: str, reason: str) -> None:
+        who = "agent" if row is None else self.settings.components.names[row]
+        level = logging.WARNING if kind in ("kill", "fail-safe") else logging.INFO
+        log.log(level, "%s: %s: %s", who, kind, reason)
+        self.store.add_event(now, row, kind, reason)

@@ -1,0 +1,374 @@
+"""The agent against fake cgroup trees (v1 and v2 layouts): files, safety rules, store, reports."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import urllib.request
+
+import numpy as np
+import pytest
+from agent_helpers import StepClock, write_config
+from typer.testing import CliRunner
+
+from reclaim.agent.actuator import DockerActuator, docker_client
+from reclaim.agent.cgroups import GIB, CgroupError, Cgroups, detect
+from reclaim.agent.cli import agent_app
+from reclaim.agent.fake import make_tree, set_usage
+from reclaim.agent.loop import Agent
+from reclaim.agent.metrics_http import AgentMetrics
+from reclaim.errors import ReclaimError
+from reclaim.types import Decisions
+
+PARENT = "reclaim"
+NAMES = ["web-0", "batch-0", "batch-1"]
+
+
+@pytest.fixture(params=[1, 2], ids=["v1", "v2"])
+def tree(request, tmp_path):
+    root = tmp_path / "cgroup"
+    make_tree(root, request.param, PARENT, NAMES)
+    return root, request.param
+
+
+def feed(root, version, cpu_s, mem_gib, names=NAMES):
+    for name in names:
+        set_usage(root, version, PARENT, name, cpu_s, mem_gib)
+
+
+def make_agent(tmp_path, root, **agent):
+    agent.setdefault("period_s", 1.0)
+    agent.setdefault("grace_s", 0.0)
+    agent.setdefault("host_cpu", 4.0)  # the machine's own cores may not hold 3 x 1 core
+    settings = write_config(tmp_path / "agent.toml", PARENT, cgroup_root=root, **agent)
+    return Agent(settings, clock=StepClock())
+
+
+def run_steady(agent, root, version, periods=4, cores=0.2, mem=0.1):
+    """``periods`` periods of constant usage (``cores`` of CPU, ``mem`` GiB)."""
+    for _ in range(periods):
+        feed(root, version, cores * (agent.clock.t - 1_000_000.0), mem)
+        agent.step()
+        agent.clock.t += 1.0
+
+
+def soft_limit_gib(root, version, name):
+    if version == 2:
+        text = (root / PARENT / name / "memory.high").read_text()
+    else:
+        text = (root / "memory" / PARENT / name / "memory.soft_limit_in_bytes").read_text()
+    return np.inf if text.strip() == "max" or int(text) > 2**62 else int(text) / GIB
+
+
+def cpu_quota_cores(root, version, name):
+    if version == 2:
+        quota, period = (root / PARENT / name / "cpu.max").read_text().split()
+        return np.inf if quota == "max" else int(quota) / int(period)
+    quota = int((root / "cpu" / PARENT / name / "cpu.cfs_quota_us").read_text())
+    return np.inf if quota < 0 else quota / 100_000
+
+
+# ---------------------------------------------------------------------------- cgroup files
+def test_detect_reads_the_layout(tree, tmp_path):
+    root, version = tree
+    assert detect(root) == version
+    with pytest.raises(CgroupError, match="neither"):
+        detect(tmp_path)
+
+
+def test_paths_outside_the_parent_are_refused(tree, tmp_path):
+    root, version = tree
+    cg = Cgroups(root, PARENT)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    parent = root / PARENT if version == 2 else root / "memory" / PARENT
+    (parent / "sneaky").symlink_to(outside)
+    for name in ("../escape", "sneaky", "."):
+        with pytest.raises(CgroupError, match="outside the managed parent"):
+            cg.dirs(name)
+
+
+def test_reads_writes_and_kills(tree):
+    root, version = tree
+    cg = Cgroups(root, PARENT)
+    set_usage(root, version, PARENT, "web-0", cpu_s=12.5, mem_gib=0.5, pids=(11, 12))
+    cpu_s, mem, ooms, procs = cg.read_usage(["web-0", "missing"])
+    assert cpu_s[0] == pytest.approx(12.5) and mem[0] == pytest.approx(0.5)
+    assert procs.tolist() == [2, -1] and ooms[0] == 0
+    ok = cg.write_limits(["web-0", "missing"], np.array([[0.25, 0.5], [1.0, 1.0]]))
+    assert ok.tolist() == [True, False]
+    assert soft_limit_gib(root, version, "web-0") == pytest.approx(0.5)
+    assert cpu_quota_cores(root, version, "web-0") == pytest.approx(0.25)
+    assert cg.read_limits(["web-0"]).tolist() == [[0.25, 0.5]]
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        set_usage(root, version, PARENT, "batch-1", 0.0, 0.0, pids=(victim.pid,))
+        assert cg.kill("batch-1") == 1
+        assert victim.wait(timeout=10) == -9
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+# ---------------------------------------------------------------------------- the loop
+def test_limits_follow_usage_plus_buffer(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    run_steady(agent, root, version)
+    # K1 = 5 % of 1 GiB on top of 0.1 GiB, no spread: 0.15 GiB instead of the 1 GiB reservation
+    for name in NAMES:
+        assert soft_limit_gib(root, version, name) == pytest.approx(0.15, abs=1e-3)
+        assert cpu_quota_cores(root, version, name) == pytest.approx(0.25, abs=1e-3)
+    assert agent.store.latest_decisions()[0]["reason"] == "pessimistic: keeps the current limit"
+
+
+def test_grace_period_keeps_the_reservation(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root, grace_s=10.0)
+    run_steady(agent, root, version, periods=4)
+    assert soft_limit_gib(root, version, "web-0") == pytest.approx(1.0)
+    run_steady(agent, root, version, periods=8)
+    assert soft_limit_gib(root, version, "web-0") < 0.2
+
+
+def test_failing_forecaster_reverts_to_reservations(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    run_steady(agent, root, version)
+    assert soft_limit_gib(root, version, "web-0") < 0.2
+
+    class Broken:
+        def forecast(self, *args, **kwargs):
+            raise RuntimeError("model diverged")
+
+    agent.forecaster = Broken()
+    report = agent.step()
+    assert "model diverged" in report.fail_safe and report.killed == []
+    for name in NAMES:
+        assert soft_limit_gib(root, version, name) == pytest.approx(1.0)
+    kinds = agent.store.db.execute("SELECT kind, reason FROM events").fetchall()
+    assert any(kind == "fail-safe" and "model diverged" in why for kind, why in kinds)
+
+
+def test_stale_observations_revert_to_reservation(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root, stale_after_s=2.0)
+    run_steady(agent, root, version)
+    usage_file = "memory.current" if version == 2 else "memory.usage_in_bytes"
+    d = root / PARENT / "web-0" if version == 2 else root / "memory" / PARENT / "web-0"
+    for _ in range(4):
+        (d / usage_file).unlink(missing_ok=True)  # the cgroup is there but cannot be read
+        agent.step()
+        agent.clock.t += 1.0
+    assert soft_limit_gib(root, version, "web-0") == pytest.approx(1.0)
+    assert soft_limit_gib(root, version, "batch-0") < 0.2
+    reason = agent.store.latest_decisions()[0]["reason"]
+    assert reason.startswith("fail safe: no usage read")
+
+
+def test_limits_never_drop_below_usage_plus_buffer(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    run_steady(agent, root, version, periods=2)
+
+    class Greedy:
+        needs_forecast = False
+
+        def decide(self, view, forecast):
+            rows = view.running
+            return Decisions(rows, np.zeros((len(rows), 2)))
+
+    agent.controller = Greedy()
+    run_steady(agent, root, version, periods=1)
+    # usage 0.1 GiB + K1 * 1 GiB (no forecast: no K2 term)
+    assert soft_limit_gib(root, version, "web-0") == pytest.approx(0.15, abs=1e-3)
+    assert "held at usage + buffer" in agent.store.latest_decisions()[0]["reason"]
+
+
+def test_dry_run_only_records(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root, dry_run=True)
+    run_steady(agent, root, version)
+    assert soft_limit_gib(root, version, "web-0") == np.inf
+    last = agent.store.latest_decisions()[0]
+    assert last["action"] == "resize" and last["applied"] == 0
+    assert last["limit_mem"] == pytest.approx(0.15, abs=1e-3)
+
+
+def test_pessimistic_preempts_the_youngest_elastic_when_capacity_shrinks(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    run_steady(agent, root, version)
+    # three components at 0.15 GiB each; 0.4 GiB leaves no room for the (only) elastic one
+    if version == 2:
+        (root / PARENT / "memory.max").write_text(str(int(0.4 * GIB)))
+    else:
+        (root / "memory" / PARENT / "memory.limit_in_bytes").write_text(str(int(0.4 * GIB)))
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        set_usage(root, version, PARENT, "batch-1", 0.0, 0.1, pids=(victim.pid,))
+        report = agent.step()
+        assert report.killed == ["batch-1"]
+        assert victim.wait(timeout=10) == -9
+    finally:
+        victim.kill()
+        victim.wait()
+    events = agent.store.db.execute(
+        "SELECT component, kind, reason FROM events WHERE kind = 'kill'"
+    )
+    (component, _, reason), *rest = events.fetchall()
+    assert component == 2 and rest == [] and "youngest first" in reason
+
+
+def test_restart_resumes_history(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    run_steady(agent, root, version, periods=5)
+    count, start = agent.collector.view.count.copy(), agent.collector.view.workloads.start.copy()
+    t = agent.clock.t
+    agent.close()
+    again = Agent(agent.settings, clock=StepClock(t))
+    assert again.collector.view.count.tolist() == count.tolist()
+    np.testing.assert_allclose(again.collector.view.workloads.start, start)
+    again.step()  # still running: same start, history kept, limits stay shaped
+    np.testing.assert_allclose(again.collector.view.workloads.start, start)
+    assert again.collector.view.count.tolist() == count.tolist()
+    assert soft_limit_gib(root, version, "web-0") < 0.2
+
+
+# ---------------------------------------------------------------------------- operator interfaces
+def test_status_and_explain_read_the_database(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    run_steady(agent, root, version)
+    agent.close()
+    runner = CliRunner()
+    config = str(tmp_path / "agent.toml")
+    status = runner.invoke(agent_app, ["status", "--config", config], env={"COLUMNS": "200"})
+    assert status.exit_code == 0, status.output
+    assert "web-0" in status.output and "slack" in status.output
+    explained = runner.invoke(agent_app, ["explain", "batch-1", "--config", config])
+    assert explained.exit_code == 0, explained.output
+    text = explained.output
+    assert "recent usage" in text and "90% interval" in text
+    assert "K1*request = 0.05 x 1 = 0.050" in text and "K2*std" in text
+    assert "reason: pessimistic" in text
+    missing = runner.invoke(agent_app, ["explain", "nobody", "--config", config])
+    assert isinstance(missing.exception, ReclaimError) and "nobody" in str(missing.exception)
+
+
+def test_cli_run_with_dry_run(tree, tmp_path):
+    root, version = tree
+    feed(root, version, 1.0, 0.1)
+    write_config(
+        tmp_path / "agent.toml", PARENT, cgroup_root=root, period_s=0.05, grace_s=0.0, host_cpu=4.0
+    )
+    result = CliRunner().invoke(
+        agent_app, ["run", "--config", str(tmp_path / "agent.toml"), "--dry-run", "--periods", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    db = sqlite3.connect(tmp_path / "reclaim-agent.db")
+    assert db.execute("SELECT COUNT(*), MAX(applied) FROM decisions").fetchone() == (9, 0)
+    assert soft_limit_gib(root, version, "web-0") == np.inf
+
+
+def test_metrics_endpoint_serves_the_same_figures(tree, tmp_path):
+    root, version = tree
+    metrics = AgentMetrics()
+    settings = write_config(
+        tmp_path / "agent.toml", PARENT, cgroup_root=root, grace_s=0.0, host_cpu=4.0
+    )
+    agent = Agent(settings, clock=StepClock(), metrics=metrics)
+    run_steady(agent, root, version)
+    metrics.serve(_free_port())
+    try:
+        port = metrics.server.server_address[1]
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    finally:
+        metrics.close()
+    line = 'reclaim_agent_limit{app="web",component="web-0",resource="mem"}'
+    value = float(next(x for x in body.splitlines() if x.startswith(line)).split()[-1])
+    assert value == pytest.approx(soft_limit_gib(root, version, "web-0"), rel=1e-4)
+    assert "reclaim_agent_slack" in body and "reclaim_agent_running_components 3.0" in body
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------- config and docker
+@pytest.mark.parametrize(
+    ("agent", "message"),
+    [
+        ({"period_s": -1}, "agent.period_s: must be positive"),
+        ({"controller": 3}, "agent.controller: expected str"),
+        ({"metrics_port": 70000}, "agent.metrics_port"),
+        ({"colour": "red"}, "agent.colour: unknown key"),
+    ],
+)
+def test_config_mistakes_are_one_line_errors(tmp_path, agent, message):
+    with pytest.raises(ReclaimError, match=message) as err:
+        write_config(tmp_path / "agent.toml", PARENT, **agent)
+    assert str(err.value).startswith(str(tmp_path / "agent.toml")) and "\n" not in str(err.value)
+
+
+def test_config_refuses_bad_components(tmp_path):
+    bad = [("../etc", "web", "core", 1.0, 1.0)]
+    with pytest.raises(ReclaimError, match=r"component\[0\]\.name"):
+        write_config(tmp_path / "a.toml", PARENT, components=bad)
+    bad = [("w", "web", "leader", 1.0, 1.0)]
+    with pytest.raises(ReclaimError, match=r"component\[0\]\.role"):
+        write_config(tmp_path / "a.toml", PARENT, components=bad)
+
+
+def test_unknown_controller_is_a_user_error(tree, tmp_path):
+    root, _ = tree
+    with pytest.raises(ReclaimError, match="unknown controller"):
+        make_agent(tmp_path, root, controller="nope")
+
+
+def test_docker_actuator_same_decisions():
+    class Container:
+        def __init__(self, log):
+            self.log = log
+
+        def update(self, **kw):
+            self.log.append(("update", kw))
+
+        def kill(self):
+            self.log.append(("kill", {}))
+
+    class Client:
+        def __init__(self):
+            self.log = []
+            self.containers = self
+
+        def get(self, name):
+            if name == "gone":
+                raise KeyError(name)
+            return Container(self.log)
+
+    client = Client()
+    act = DockerActuator(["a", "b", "gone"], client=client, api_error=KeyError)
+    status = act.apply(Decisions([0, 2], [[0.5, 0.25], [1, 1]], evict=[1]))
+    assert status.tolist() == [0, 6, 0]
+    assert client.log[0] == ("kill", {})
+    assert client.log[1] == (
+        "update",
+        {"cpu_period": 100_000, "cpu_quota": 50_000, "mem_reservation": 2**28},
+    )
+
+
+def test_docker_extra_missing_is_one_line():
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        with pytest.raises(ReclaimError, match=r"pip install 'reclaim\[docker\]'"):
+            docker_client()
+    else:
+        pytest.skip("the docker extra is installed here")
