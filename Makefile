@@ -34,6 +34,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_lifetime.py
 	$(BIN)/python benchmarks/bench_pool_replay.py
 	$(BIN)/python benchmarks/bench_corp_predict.py
+	$(BIN)/python benchmarks/bench_corp_alloc.py
+	$(BIN)/python benchmarks/bench_agent.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -127,20 +127,18 @@ def test_agent_shapes_real_cgroups(live, tmp_path):
             assert limit == pytest.approx(rows[name]["limit_mem"], abs=0.002)
         # (b) web-core jumps from 30 to 90 MiB: the period that sees it raises its limit
         before, used_before = soft_limit(cg, "web-core"), _usage(cg, "web-core")
+        signalled = time.time()
         procs["web-core"].send_signal(signal.SIGUSR1)
         assert wait_for(lambda: soft_limit(cg, "web-core") > before + 0.05, timeout=10)
-        jumped = db.db.execute(
-            "SELECT t, mem FROM samples WHERE component = 0 AND mem > ? ORDER BY t LIMIT 1",
-            (before,),
-        ).fetchone()
-        assert jumped is not None, db.db.execute(
-            "SELECT d.t, s.mem, d.limit_mem, d.std_mem, d.reason FROM decisions d LEFT JOIN samples s "
-            "ON s.t = d.t AND s.component = d.component WHERE d.component = 0"
-        ).fetchall()[-8:]
-        decided = db.db.execute(
-            "SELECT limit_mem, applied FROM decisions WHERE component = 0 AND t = ?", (jumped[0],)
-        ).fetchone()
-        assert decided[0] >= jumped[1] and decided[1] == 1  # same period, applied
+        # every period since the jump set the limit at or above the usage it saw, and applied it
+        # (usage grows in steps under the tight CPU quota, so no single sample need cross the old
+        # limit; what must hold is that the limit never trails the usage of its own period)
+        seen = db.db.execute(
+            "SELECT s.mem, d.limit_mem, d.applied FROM samples s JOIN decisions d "
+            "ON d.t = s.t AND d.component = s.component WHERE s.component = 0 AND s.t >= ?",
+            (signalled,),
+        ).fetchall()
+        assert seen and all(limit >= mem and applied == 1 for mem, limit, applied in seen), seen
         # its tight CPU quota (forecast + buffer too) slows the allocation: wait until it is done
         assert wait_for(lambda: _usage(cg, "web-core") > used_before + 0.055, timeout=15)
         time.sleep(2.5)
