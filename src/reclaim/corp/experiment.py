@@ -40,18 +40,13 @@ from typing import Any
 import polars as pl
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.kind import RunResult, run_id
+from reclaim.experiments.kind import IDENTITY_COLUMNS, KindRun, RunResult, run_id
 from reclaim.experiments.spec import ScaledSpec, SpecErrors
 
-COLUMNS = {
-    "run_id": pl.String,
-    "experiment": pl.String,
-    "scale": pl.String,
-    "label": pl.String,
+COLUMNS = IDENTITY_COLUMNS | {
     "provisioner": pl.String,
     "params": pl.String,
     "n_jobs": pl.Int64,
-    "seed": pl.Int64,
     "wall_s": pl.Float64,
 }
 SIMULATION_KEYS = ("window", "epsilon")
@@ -65,14 +60,9 @@ class CorpScale:
 
 
 @dataclass(frozen=True)
-class CorpRun:
+class CorpRun(KindRun):
     """One simulation of ``n_jobs`` jobs under one provisioner with ``params``."""
 
-    run_id: str
-    experiment: str
-    scale: str
-    label: str
-    seed: int
     provisioner: str
     params: dict[str, Any]
     n_jobs: int
@@ -82,15 +72,10 @@ class CorpRun:
     COLUMNS = COLUMNS
 
     def columns(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "experiment": self.experiment,
-            "scale": self.scale,
-            "label": self.label,
+        return self.identity() | {
             "provisioner": self.provisioner,
             "params": json.dumps(self.params, sort_keys=True),
             "n_jobs": self.n_jobs,
-            "seed": self.seed,
         }
 
     def execute(self) -> RunResult:

@@ -19,6 +19,30 @@ import polars as pl
 
 from reclaim.experiments.spec import canonical
 
+#: The columns of runs.parquet every kind starts with; a kind adds its own and ``wall_s``.
+IDENTITY_COLUMNS = {
+    "run_id": pl.String,
+    "experiment": pl.String,
+    "scale": pl.String,
+    "label": pl.String,
+    "seed": pl.Int64,
+}
+
+
+@dataclass(frozen=True)
+class KindRun:
+    """The fields every kind's run has; a kind's run adds its settings, ``COLUMNS``,
+    ``columns()`` (``identity() | its own``) and ``execute()``."""
+
+    run_id: str
+    experiment: str
+    scale: str
+    label: str
+    seed: int
+
+    def identity(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in IDENTITY_COLUMNS}
+
 
 @dataclass
 class RunResult:

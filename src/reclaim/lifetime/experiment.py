@@ -48,7 +48,7 @@ import polars as pl
 
 from reclaim.defrag import Defragmenter, replay_migrations
 from reclaim.errors import ReclaimError
-from reclaim.experiments.kind import RunResult, run_id
+from reclaim.experiments.kind import IDENTITY_COLUMNS, KindRun, RunResult, run_id
 from reclaim.experiments.spec import ScaledSpec, SpecErrors
 from reclaim.lifetime.vms import RESOURCES, VmTable
 from reclaim.placement import build_placer
@@ -60,16 +60,11 @@ DEFRAG = ("none", "baseline", "lars")
 _HOST = re.compile(r"^(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g(?:(\d+(?:\.\d+)?)gpu)?$")
 _LIFETIME_PLUGINS = ("la-binary", "las", "lava")
 
-COLUMNS = {
-    "run_id": pl.String,
-    "experiment": pl.String,
-    "scale": pl.String,
-    "label": pl.String,
+COLUMNS = IDENTITY_COLUMNS | {
     "pool": pl.String,
     "placement": pl.String,
     "lifetimes": pl.String,
     "defrag": pl.String,
-    "seed": pl.Int64,
     "wall_s": pl.Float64,
 }
 
@@ -95,14 +90,9 @@ class LavaScale:
 
 
 @dataclass(frozen=True)
-class LavaRun:
+class LavaRun(KindRun):
     """One replay of one pool under one placer."""
 
-    run_id: str
-    experiment: str
-    scale: str
-    label: str
-    seed: int
     pool: Pool
     placement: str
     lifetimes: str
@@ -115,16 +105,11 @@ class LavaRun:
     COLUMNS = COLUMNS
 
     def columns(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "experiment": self.experiment,
-            "scale": self.scale,
-            "label": self.label,
+        return self.identity() | {
             "pool": self.pool.name,
             "placement": self.placement,
             "lifetimes": self.lifetimes,
             "defrag": self.defrag,
-            "seed": self.seed,
         }
 
     def execute(self) -> RunResult:
