@@ -2,10 +2,15 @@
 batched forward pass), the cost of one REINFORCE iteration on the default scenario, and what
 torch's thread pool costs the tiny network (the reason training pins one thread).
 
+Each TVW-RL figure is given for the compiled env step (``PlacementEnv``, ``rl/_kernels.py``) and
+its plain-numpy reference (``ReferencePlacementEnv``, the same results bit for bit): the gain of
+the kernels. Iterations are timed after one warm-up iteration (the first pays for imports torch
+makes on the optimiser's first step, seconds, once per process).
+
 Default scenario: 10 machines x 8 units, h = 20, 200 workloads per episode at 50 % load, on the
 shipped Bitbrains sample.
 
-    python benchmarks/bench_rl.py [--episodes 3] [--trajectories 20]
+    python benchmarks/bench_rl.py [--episodes 3] [--trajectories 20] [--iterations 3]
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from reclaim.rl.deeprm import DeepRMEnv
-from reclaim.rl.env import PlacementEnv
+from reclaim.rl.env import PlacementEnv, ReferencePlacementEnv
 from reclaim.rl.reinforce import TrainConfig, rollout, train, training_set
 from reclaim.traces.store import sample_path
 from reclaim.tvw.pool import load_pool
@@ -76,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--trajectories", type=int, default=20)
+    parser.add_argument("--iterations", type=int, default=3, help="timed, after a warm-up one")
     args = parser.parse_args()
     import torch
 
@@ -83,7 +89,8 @@ def main() -> None:
     pool = load_pool(sample_path("bitbrains"))
     config = TrainConfig(sequences=args.episodes, iterations=1)
     rng = np.random.default_rng(0)
-    for env in (PlacementEnv([pool]), DeepRMEnv([pool])):
+    envs = (PlacementEnv([pool]), ReferencePlacementEnv([pool]), DeepRMEnv([pool]))
+    for env in envs:
         name = type(env).__name__
         sequences = training_set(env, config)
         single(env, sequences[:1], rng)  # compile the kernels
@@ -93,13 +100,22 @@ def main() -> None:
     for threads in sorted({1, default_threads}):
         cost = forward_cost(PlacementEnv().obs_size, threads)
         print(f"forward pass of 20 observations, {threads} torch thread(s): {cost:.3f} ms")
+    for kind in (PlacementEnv, ReferencePlacementEnv):
+        per = iteration_cost(kind([pool]), args.trajectories, args.iterations)
+        name = kind.__name__
+        print(
+            f"{name}: REINFORCE iteration ({args.trajectories} x 200 decisions + update): {per:.2f} s"
+        )
+        print(f"{name}: the paper's 2000 iterations would take {2000 * per / 3600:.2f} h")
+
+
+def iteration_cost(env, trajectories: int, iterations: int) -> float:
+    """Seconds per REINFORCE iteration after the first (warm-up) one."""
+    ticks = []
+    config = TrainConfig(iterations=iterations + 1, trajectories=trajectories, sequences=3)
     with tempfile.TemporaryDirectory() as out:
-        iters = TrainConfig(iterations=3, trajectories=args.trajectories, sequences=3)
-        start = time.perf_counter()
-        train(PlacementEnv([pool]), iters, Path(out))
-        per = (time.perf_counter() - start) / 3
-    print(f"REINFORCE iteration ({args.trajectories} x 200 decisions + update): {per:.2f} s")
-    print(f"the paper's 2000 iterations would take {2000 * per / 3600:.1f} h at this rate")
+        train(env, config, Path(out), on_iteration=lambda i, r: ticks.append(time.perf_counter()))
+    return (ticks[-1] - ticks[0]) / iterations
 
 
 if __name__ == "__main__":

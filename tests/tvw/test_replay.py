@@ -77,3 +77,23 @@ def test_bad_actions_and_oversized_workloads_are_refused():
         Replay(SEQ, machines=2, units=3).reset()
     with pytest.raises(ReclaimError, match="view"):
         Replay(SEQ, machines=2, units=4, view="future")
+
+
+def test_record_bind_kernel_is_its_numpy_reference():
+    import numpy as np
+
+    from reclaim.tvw._kernels import record_bind
+
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 5, (30, 2)).astype(np.int16)
+    usage = rng.integers(0, 9, (40, 3, 2)).astype(np.int32)
+    count = rng.integers(0, 3, (40, 3)).astype(np.int32)
+    reserved = rng.integers(0, 9, (3, 2)).astype(np.float64)
+    expect = usage.copy(), count.copy(), reserved.copy()
+    now, host, lo, hi, peak = 7, 2, 4, 19, data[4:19].max(axis=0)
+    expect[0][now : now + hi - lo, host] += data[lo:hi]
+    expect[1][now : now + hi - lo, host] += 1
+    expect[2][host] += peak
+    record_bind(usage, count, reserved, now, host, data, lo, hi, peak)
+    for got, want in zip((usage, count, reserved), expect, strict=True):
+        assert got.tobytes() == want.tobytes()

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError
-from reclaim.placement.framework import CycleState, fits
-from reclaim.rl import rewards
+from reclaim.placement.framework import FIT_TOLERANCE, CycleState, fits
+from reclaim.rl import _kernels, rewards
 from reclaim.rl.rewards import Weights
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import Replay
@@ -105,6 +105,14 @@ class PlacementEnv:
         if len(self.labels_) and not 1 <= self.labels_.min() <= self.labels_.max() <= self.classes:
             raise ReclaimError(f"class labels must lie in 1..{self.classes}")
         self._squares = np.zeros((64, *self._shape()), np.int64)  # sum of squared usage
+        self._lengths = sequence.usage.lengths
+        self._mask_key = None
+        self._demand = self.replay.demand(np.arange(len(sequence)))  # (n, R), fixed per view
+        # Under-use per unused units v (0..C): v ** K_u, as rewards.under_utilisation computes it.
+        units = self.spec.units
+        cost = np.arange(units + 1, dtype=np.float64) ** self.weights.underuse
+        self._unused_cost = cost
+        self._unused_exact = bool(np.all(np.isfinite(cost)) and np.all(cost == np.floor(cost)))
         self._seen = np.zeros((len(sequence), len(RESOURCES)), bool)
         self._charged = 0
         self._settle()  # nothing placed yet: the steps before the first decision cost nothing
@@ -116,14 +124,13 @@ class PlacementEnv:
         replay = self.replay
         if replay.done:
             raise ReclaimError("the episode is over; call reset")
-        mask = self.mask()
+        mask = self._current_mask()
         if 0 <= action < len(mask) and mask[action]:
             job = replay.queue[0]
-            series = self.sequence.usage[job]
             now = replay.now
             replay.bind(job, int(action))
-            self._grow(now + len(series))
-            self._squares[now : now + len(series), int(action)] += series.astype(np.int64) ** 2
+            self._grow(now + int(self._lengths[job]))
+            self._add_squares(job, now, int(action))
             penalty = self._settle()
         else:
             replay.advance()
@@ -139,6 +146,122 @@ class PlacementEnv:
     # ------------------------------------------------------------------ state
     def mask(self) -> NDArray[np.bool_]:
         """(M,) machines the head of the queue fits in the view (all False when none waits)."""
+        # Speed trick: a step asks for the mask of one state up to three times; the replay's
+        # state changes only by bind (the queue shrinks) or advance (the clock moves), so
+        # (replay, now, queue length) names it. fits() runs in compiled code (bench_rl.py; the
+        # reference is ReferencePlacementEnv._current_mask).
+        return self._current_mask().copy()
+
+    def _current_mask(self) -> NDArray[np.bool_]:
+        """The mask of the replay's state, cached (not a copy: read only)."""
+        replay = self.replay
+        key = (replay, replay.now, len(replay.queue))
+        if self._mask_key != key:
+            out = np.zeros(self.spec.machines, bool)
+            if replay.queue:
+                request = self._demand[replay.queue[0]]
+                _kernels.fit_mask(replay.free(), replay.up_, request, FIT_TOLERANCE, out)
+            self._mask_key, self._mask = key, out
+        return self._mask
+
+    def observe(self) -> NDArray[np.float32]:
+        """(D,) float32 in [0, 1]: labelled machine images, queue slots, backlog."""
+        # Speed trick: one compiled pass writes the float32 observation (bench_rl.py; the
+        # reference is ReferencePlacementEnv.observe).
+        replay, seq, slots = self.replay, self.sequence, self.queue_slots
+        head = np.full(slots, -1, np.int64)
+        waiting = replay.queue[:slots]
+        head[: len(waiting)] = waiting
+        backlog = max(len(replay.queue) - slots, 0) / max(len(seq), 1)
+        out = np.empty(self.obs_size, np.float32)
+        _kernels.observation(
+            seq.usage.data,
+            seq.usage.indptr,
+            replay.host_,
+            replay.start_,
+            self.labels_,
+            self.classes,
+            replay.now,
+            self.spec.machines,
+            self.history,
+            self.spec.units,
+            self._demand,
+            head,
+            backlog,
+            out,
+        )
+        return out
+
+    # ------------------------------------------------------------------ penalties
+    def _shape(self) -> tuple[int, int]:
+        return (self.spec.machines, len(RESOURCES))
+
+    def _grow(self, stop: int) -> None:
+        if stop > len(self._squares):
+            more = max(stop, 2 * len(self._squares)) - len(self._squares)
+            self._squares = np.concatenate(
+                [self._squares, np.zeros((more, *self._shape()), np.int64)]
+            )
+
+    def _settle(self) -> dict[str, float]:
+        """Run the clock until the head of the queue fits somewhere or all are placed, charging
+        the steps passed; once all are placed, charge the rest of the replay."""
+        replay = self.replay
+        penalty = dict.fromkeys(COMPONENTS, 0.0)
+        while not replay.done:
+            if replay.queue and self._current_mask().any():
+                return penalty
+            replay.advance()
+            penalty = _add(penalty, self._charge(replay.now))
+        ends = replay.start_ + self.sequence.usage.lengths
+        return _add(penalty, self._charge(int(ends.max()) if len(ends) else 0))
+
+    def _add_squares(self, job: int, now: int, host: int) -> None:
+        """Add ``job``'s squared usage, started ``now`` on ``host``, to the contention sums."""
+        indptr = self.sequence.usage.indptr
+        data = self.sequence.usage.data
+        _kernels.add_squares(self._squares, now, host, data, indptr[job], indptr[job + 1])
+
+    def _charge(self, stop: int) -> dict[str, float]:
+        """Penalties of steps [charged, stop), which no later decision can change."""
+        first = self._charged
+        if stop <= first:
+            return dict.fromkeys(COMPONENTS, 0.0)
+        self._charged = stop
+        replay, w, units = self.replay, self.weights, self.spec.units
+        total, residents = replay.recorded(first, stop)
+        self._grow(stop)
+        # Speed trick: the four penalties in one compiled pass (bench_rl.py). Every term of the
+        # references' float sums is an integer there, so any order of summation gives the same
+        # float; a non-integral K_u power (or a sum past 2**53) takes the reference for under-use.
+        pairs, underuse, overs, waiting = _kernels.charge_window(
+            total,
+            residents,
+            self._squares[first:stop],
+            first,
+            units,
+            replay.host_,
+            replay.start_,
+            self._lengths,
+            self._seen,
+            self.sequence.arrival,
+            self._unused_cost,
+        )
+        if not (self._unused_exact and self._unused_cost[-1] * total.size < 2**53):
+            underuse = rewards.under_utilisation(total, residents, units, w.underuse)
+        return {
+            "contention": w.contention * float(pairs // 2),
+            "underuse": underuse,
+            "overshoot": w.overshoot * overs,
+            "wait": w.wait * waiting,
+        }
+
+
+class ReferencePlacementEnv(PlacementEnv):
+    """:class:`PlacementEnv` in plain numpy (no compiled kernels): the reference its kernels are
+    tested against, bit for bit (``tests/rl/test_kernels.py``)."""
+
+    def _current_mask(self) -> NDArray[np.bool_]:
         replay = self.replay
         if not replay.queue:
             return np.zeros(self.spec.machines, bool)
@@ -146,7 +269,6 @@ class PlacementEnv:
         return fits(CycleState(replay.capacity_, replay.free(), replay.up_, demand))[0]
 
     def observe(self) -> NDArray[np.float32]:
-        """(D,) float32 in [0, 1]: labelled machine images, queue slots, backlog."""
         replay, seq = self.replay, self.sequence
         images = np.zeros((*self._shape(), self.history, self.spec.units), np.int64)
         placed = np.flatnonzero(replay.host_ >= 0)
@@ -171,32 +293,11 @@ class PlacementEnv:
             [images.ravel() / self.classes, slots.ravel(), [min(backlog, 1.0)]]
         ).astype(np.float32)
 
-    # ------------------------------------------------------------------ penalties
-    def _shape(self) -> tuple[int, int]:
-        return (self.spec.machines, len(RESOURCES))
-
-    def _grow(self, stop: int) -> None:
-        if stop > len(self._squares):
-            more = max(stop, 2 * len(self._squares)) - len(self._squares)
-            self._squares = np.concatenate(
-                [self._squares, np.zeros((more, *self._shape()), np.int64)]
-            )
-
-    def _settle(self) -> dict[str, float]:
-        """Run the clock until the head of the queue fits somewhere or all are placed, charging
-        the steps passed; once all are placed, charge the rest of the replay."""
-        replay = self.replay
-        penalty = dict.fromkeys(COMPONENTS, 0.0)
-        while not replay.done:
-            if replay.queue and self.mask().any():
-                return penalty
-            replay.advance()
-            penalty = _add(penalty, self._charge(replay.now))
-        ends = replay.start_ + self.sequence.usage.lengths
-        return _add(penalty, self._charge(int(ends.max()) if len(ends) else 0))
+    def _add_squares(self, job: int, now: int, host: int) -> None:
+        series = self.sequence.usage[job]
+        self._squares[now : now + len(series), host] += series.astype(np.int64) ** 2
 
     def _charge(self, stop: int) -> dict[str, float]:
-        """Penalties of steps [charged, stop), which no later decision can change."""
         first = self._charged
         if stop <= first:
             return dict.fromkeys(COMPONENTS, 0.0)

@@ -83,9 +83,10 @@ def rollout(envs: list, sequence, net, generator):
             a = torch.multinomial(torch.softmax(logits, dim=1), 1, generator=generator)[:, 0]
         r = np.zeros(len(envs))
         alive.append(torch.from_numpy(~done))
+        chosen = a.tolist()  # python ints: indexing the tensor per env costs more than a step
         for b, env in enumerate(envs):
             if not done[b]:
-                obs[b], r[b], terminated, truncated, info = env.step(int(a[b]))
+                obs[b], r[b], terminated, truncated, info = env.step(chosen[b])
                 done[b] = terminated or truncated
                 mask[b] = info["action_mask"]
         observations.append(o)

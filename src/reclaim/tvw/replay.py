@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError
+from reclaim.tvw import _kernels
 from reclaim.tvw.scenario import Sequence
 
 VIEWS = ("current", "peak")
@@ -124,13 +125,23 @@ class Replay:
             raise ReclaimError(f"workload {job} is not waiting")
         if not 0 <= host < self.machines:
             raise ReclaimError(f"no machine {host} (there are {self.machines})")
-        series = self.sequence.usage[job]
-        end = self.now + len(series)
+        usage = self.sequence.usage
+        lo, hi = int(usage.indptr[job]), int(usage.indptr[job + 1])
+        end = self.now + hi - lo
         self._reach(end)
         # The whole future of the workload is written now; the view reads only the current step.
-        self._usage[self.now : end, host] += series
-        self._count[self.now : end, host] += 1
-        self._reserved[host] += self.peak_[job]
+        # Speed trick: one compiled call instead of three numpy updates (benchmarks/bench_rl.py).
+        _kernels.record_bind(
+            self._usage,
+            self._count,
+            self._reserved,
+            self.now,
+            host,
+            usage.data,
+            lo,
+            hi,
+            self.peak_[job],
+        )
         heapq.heappush(self._leaving, (end, job))
         self.host_[job], self.start_[job] = host, self.now
         self.queue.remove(job)
