@@ -68,6 +68,7 @@ def test_a_lava_spec_expands_its_grid_once_per_distinct_run(tmp_path):
         ('"las>best-fit"]', '"las>worst-fit"]', "runs[1].placement"),
         ('lifetimes = ["model", "oracle"]', 'lifetimes = "none"', "needs lifetimes"),
         ("[scale.tiny]", "[defrag]\ndrain_share = 2.0\n[scale.tiny]", "defrag.drain_share"),
+        ("days = 2", "days = 2\nseeds = 3", "scale.tiny.seeds"),
     ],
 )
 def test_spec_mistakes_are_one_line_errors_naming_the_key(tmp_path, old, new, problem):

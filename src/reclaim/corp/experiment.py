@@ -31,7 +31,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,9 +139,7 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
         ("name", "kind", "description", "scenario", "simulation", "scale", "runs"),
         "top level",
     )
-    name = err.typed(doc.get("name"), str, "name")
-    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
-        err.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
+    name = err.spec_name(doc)
     description = err.typed(doc.get("description", ""), str, "description")
 
     scenario = dict(err.typed(doc.get("scenario", {}), dict, "[scenario]"))
@@ -168,10 +165,8 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
         ]
         if min(jobs) < 1:
             err.fail(f"{where}.jobs", "numbers of jobs must be at least 1")
-        seeds = [err.number(s, f"{where}.seeds", integer=True) for s in table.get("seeds", [0])]
-        if not seeds or len(set(seeds)) != len(seeds):
-            err.fail(f"{where}.seeds", "expected a non-empty list of distinct whole numbers")
-        scales[scale_name] = CorpScale(scale_name, tuple(sorted(set(jobs))), tuple(seeds))
+        seeds = err.seeds(table.get("seeds", [0]), f"{where}.seeds")
+        scales[scale_name] = CorpScale(scale_name, tuple(sorted(set(jobs))), seeds)
     if not scales:
         err.fail("[scale.NAME]", "at least one scale is needed")
 

@@ -279,9 +279,7 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     err.keys(
         doc, ("name", "kind", "description", "workload", "cluster", "scale", "runs"), "top level"
     )
-    name = err.typed(doc.get("name"), str, "name")
-    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
-        err.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
+    name = err.spec_name(doc)
     description = err.typed(doc.get("description", ""), str, "description")
 
     wl = err.typed(doc.get("workload", {}), dict, "[workload]")
@@ -349,11 +347,7 @@ def _scale(name: str, table: Any, err: SpecErrors) -> Scale:
         HostTable.parse(hosts)
     except ReclaimError as problem:
         err.fail(f"{where}.hosts", str(problem))
-    seeds = err.typed(table["seeds"], list, f"{where}.seeds")
-    seeds = [err.number(s, f"{where}.seeds", integer=True) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        err.fail(f"{where}.seeds", "expected a non-empty list of distinct whole numbers")
-    return Scale(name, apps, hosts, tuple(seeds))
+    return Scale(name, apps, hosts, err.seeds(table["seeds"], f"{where}.seeds"))
 
 
 def _expand(group: Any, i: int, defaults: dict[str, Any], err: SpecErrors) -> list[_Cell]:
@@ -486,6 +480,20 @@ class SpecErrors:
         if isinstance(value, bool) or not isinstance(value, ok):
             self.fail(key, f"expected {'a whole number' if integer else 'a number'}, got {value!r}")
         return value if integer else float(value)
+
+    def spec_name(self, doc: dict) -> str:
+        """The spec's ``name``: letters, digits, '.', '_' and '-' (it names result folders)."""
+        name = self.typed(doc.get("name"), str, "name")
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
+            self.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
+        return name
+
+    def seeds(self, value: Any, key: str) -> tuple[int, ...]:
+        """A non-empty list of distinct whole numbers."""
+        seeds = [self.number(s, key, integer=True) for s in self.typed(value, list, key)]
+        if not seeds or len(set(seeds)) != len(seeds):
+            self.fail(key, "expected a non-empty list of distinct whole numbers")
+        return tuple(seeds)
 
     def axis(self, value: Any, key: str) -> list[Any]:
         """A grid axis: a list of values (non-empty), or one value."""

@@ -179,9 +179,7 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
         ("name", "kind", "description", "model", "defrag", "pools", "scale", "runs"),
         "top level",
     )
-    name = err.typed(doc.get("name"), str, "name")
-    if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
-        err.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
+    name = err.spec_name(doc)
     description = err.typed(doc.get("description", ""), str, "description")
 
     model = dict(err.typed(doc.get("model", {}), dict, "[model]"))
@@ -237,14 +235,12 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
         days = err.number(table.get("days", 0), f"{where}.days")
         if days < 0:
             err.fail(f"{where}.days", "must be 0 (all) or positive")
-        seeds = [err.number(s, f"{where}.seeds", integer=True) for s in table.get("seeds", [0])]
-        if not seeds or len(set(seeds)) != len(seeds):
-            err.fail(f"{where}.seeds", "expected a non-empty list of distinct whole numbers")
+        seeds = err.seeds(table.get("seeds", [0]), f"{where}.seeds")
         chosen = table.get("pools", list(pools))
         for p in err.typed(chosen, list, f"{where}.pools"):
             if p not in pools:
                 err.fail(f"{where}.pools", f"no pool {p!r} (pools: {', '.join(pools)})")
-        scales[scale_name] = LavaScale(scale_name, float(days), tuple(seeds), tuple(chosen))
+        scales[scale_name] = LavaScale(scale_name, float(days), seeds, tuple(chosen))
     if not scales:
         err.fail("[scale.NAME]", "at least one scale is needed")
 
