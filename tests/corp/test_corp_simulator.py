@@ -67,13 +67,65 @@ def test_a_lenders_rebound_slows_its_borrower_past_its_slo_and_not_the_lender():
     assert (tl["used_cpu"] <= tl["held_cpu"] + 1e-12).all()
 
 
-def test_borrowers_use_the_capacity_the_owners_leave_not_what_they_promised():
+def test_shared_borrowers_use_the_capacity_the_owners_leave_not_what_they_promised():
     # VM 0 has 2 cores: after A's 0.6, 1.4 are left, B gets its 0.8 and is never slowed
     sc = two_vms(vm_capacity=((2.0, 2.0), (1.0, 1.0)))
-    res = simulate(sc, "test-share", {"share": 0.8}, placement="first-fit", window=6)
+    res = simulate(
+        sc, "test-share", {"share": 0.8}, placement="first-fit", window=6, borrowing="shared"
+    )
     assert res.borrower.tolist() == [False, True] and res.host.tolist() == [0, 0]
     assert res.response.tolist() == [10.0, 4.0]
     assert res.summary()["slo_violation_rate"] == 0.0 and res.slowed.sum() == 0
+    assert res.reclaimed.sum() == 0
+
+
+def test_borrowers_on_loans_lose_what_the_lender_takes_back_even_with_idle_capacity():
+    # the same VM of 2 cores, but B runs on its loan: A kept 0.2 and serves 0.6, so it takes
+    # 0.4 of the 0.8 lent back; B gets 0.4 of its 0.8 for slots 6-9 although 1 core sits idle
+    sc = two_vms(vm_capacity=((2.0, 2.0), (1.0, 1.0)))
+    res = simulate(sc, "test-share", {"share": 0.8}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, True]
+    assert res.response.tolist() == [10.0, 6.0] and res.slowed.tolist() == [0, 4]
+    assert res.reclaimed.tolist() == [0, 4]
+    assert np.allclose(res.timeline["used_cpu"].to_numpy()[6:10], 0.6 + 0.4)
+    s = res.summary()
+    assert s["slo_violation_rate"] == 0.5
+    assert s["reclaimed_jobs"] == 1.0 and s["availability_violation_rate"] == 0.5
+    # the one lending window (slots 6-11) lent 0.8 core; A left 1 - 0.6 = 0.4 unused on average
+    assert res.overlent.tolist() == [True] and s["overlend_rate"] == 1.0
+
+
+def test_a_reclaim_the_borrower_does_not_feel_still_counts_against_availability():
+    # B demands only 0.3 of its 0.8: the 0.4 left of its loan covers it, so B is on time, but
+    # its allocation was not fully there (RCCR's availability SLO)
+    a = [[0.2, 0.2]] * 6 + [[0.6, 0.2]] * 4
+    jobs = JobSet.from_profiles([0.0, 60.0], [[1.0, 1.0], [0.8, 0.5]], [a, [[0.3, 0.2]] * 4])
+    cap = np.ones((2, 2))
+    sc = CorpScenario(
+        jobs, JobSet.from_profiles([], np.zeros((0, 2)), []), cap, np.array([0, 1], np.int32), cap
+    )
+    res = simulate(sc, "test-share", {"share": 0.8}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, True] and res.slowed.sum() == 0
+    s = res.summary()
+    assert s["slo_violation_rate"] == 0.0 and s["availability_violation_rate"] == 0.5
+
+
+def test_a_loan_outlives_its_lender_whole():
+    # A lends 0.8 and ends after slot 7; B (10 slots of 0.8) keeps the whole loan to the end
+    a = [[0.1, 0.1]] * 8
+    jobs = JobSet.from_profiles([0.0, 60.0], [[1.0, 1.0], [0.8, 0.5]], [a, [[0.8, 0.5]] * 10])
+    cap = np.ones((2, 2))
+    sc = CorpScenario(
+        jobs, JobSet.from_profiles([], np.zeros((0, 2)), []), cap, np.array([0, 1], np.int32), cap
+    )
+    res = simulate(sc, "test-share", {"share": 0.8}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, True] and res.host.tolist() == [0, 0]
+    assert res.finish.tolist() == [8, 16] and res.reclaimed.sum() == 0
+
+
+def test_an_unknown_borrowing_mode_is_refused():
+    with pytest.raises(ReclaimError, match="borrowing must be one of loans, shared"):
+        simulate(two_vms(), "test-share", borrowing="everything")
 
 
 def test_borrowers_share_what_is_left_in_proportion_to_their_demand():

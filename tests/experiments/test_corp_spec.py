@@ -17,6 +17,8 @@ kind = "corp"
 n_vms = 40
 n_pms = 8
 n_train = 60
+[simulation]
+borrowing = "loans"
 [scale.tiny]
 jobs = [20, 30]
 seeds = [0]
@@ -51,6 +53,7 @@ def test_the_grid_crosses_methods_jobs_and_settings_and_sweeps_only_the_largest_
         ('jobs = "max"', 'jobs = "most"', "runs[2].jobs"),
         ("n_vms = 40", "n_vm = 40", "scenario.n_vm"),
         ("jobs = [20, 30]", "jobs = [0]", "scale.tiny.jobs"),
+        ('borrowing = "loans"', 'borrowing = "all"', "simulation.borrowing"),
     ],
 )
 def test_spec_mistakes_are_one_line_errors_naming_the_key(tmp_path, old, new, key):

@@ -10,7 +10,7 @@ provisioner and its settings::
     [scenario]                         # build_scenario settings
     n_vms = 200
     n_pms = 40
-    [simulation]                       # simulate settings: window (L slots), epsilon
+    [simulation]                       # simulate settings: window (L slots), epsilon, borrowing
     window = 6
     [scale.small]
     jobs = [50, 100, 200, 300]
@@ -48,7 +48,7 @@ COLUMNS = IDENTITY_COLUMNS | {
     "n_jobs": pl.Int64,
     "wall_s": pl.Float64,
 }
-SIMULATION_KEYS = ("window", "epsilon")
+SIMULATION_KEYS = ("window", "epsilon", "borrowing")
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,7 @@ class CorpSpec(ScaledSpec):
 def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     """Validate a ``kind = "corp"`` spec; every problem is one line naming the file and key."""
     from reclaim.corp.scenario import build_scenario
+    from reclaim.corp.simulator import BORROWING
 
     err = SpecErrors(path)
     err.keys(
@@ -152,7 +153,11 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     simulation = dict(err.typed(doc.get("simulation", {}), dict, "[simulation]"))
     err.keys(simulation, SIMULATION_KEYS, "[simulation]")
     for key, value in simulation.items():
-        err.number(value, f"simulation.{key}", integer=key == "window")
+        if key == "borrowing":
+            if value not in BORROWING:
+                err.fail("simulation.borrowing", f"expected one of {', '.join(BORROWING)}")
+        else:
+            err.number(value, f"simulation.{key}", integer=key == "window")
 
     scales = {}
     for scale_name, table in err.typed(doc.get("scale"), dict, "[scale.NAME]").items():

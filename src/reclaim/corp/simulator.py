@@ -24,12 +24,21 @@ section IV runs the baselines). Every slot (``slot_s``, 10 s), in this order:
    * **Owners first.** Every job holding its own allocation (lenders and non-lenders alike) is
      served ``min(demand, request)``: its reservation is guaranteed, lending never slows it. When a
      lender's demand rebounds above what it kept (``request - lent``) it simply takes it back.
-   * **Borrowers share the rest**: what is left of the VM's capacity after the owners' *actual*
-     demand (not after what the owners promised to lend, so idle unallocated capacity and other
-     owners' slack are usable too), split in proportion to the borrowers' demand: each gets
-     ``demand x min(1, left / sum of the borrowers' demand)``, at most its request. Proportional to
-     demand keeps the split work-conserving and treats every borrower alike (they all took the
-     same best-effort risk); nothing in the paper picks one.
+   * **Borrowers run on their loans** (``borrowing="loans"``, the default): a borrower may use
+     what its lenders lent it, less what they take back. A lender whose served demand rises above
+     what it kept (``request - lent``) reclaims the difference from its open loans in proportion
+     to their size; a loan whose lender has ended stays whole. A borrower gets
+     ``min(demand, loans - reclaimed)``. This is the paper's allocation model: a job runs within
+     the resources allocated to it (section II), and the opportunistic part of a borrower's
+     allocation is available only "with a certain probability", which is what eq. 19-21 protect
+     by lending a lower bound. A slot in which a borrower's loans cover less than its request is
+     a *reclaimed* slot, whether or not its demand needed the missing part (RCCR's availability
+     SLO for reclaimed resources, the paper's [4]).
+   * ``borrowing="shared"``: borrowers instead share whatever the owners' *actual* demand leaves
+     of the VM (idle unallocated capacity and other owners' slack included), in proportion to
+     their demand: ``demand x min(1, left / sum of the borrowers' demand)``, at most the request.
+     Work-conserving, like a Linux CPU scheduler without limits; on a lightly loaded cluster no
+     borrower is ever short.
    * A job short of its demand progresses at ``min(1, got / demand)`` on its bottleneck resource
      this slot (memory short is treated like CPU short: the job slows, it is not killed). Only
      borrowers can be short (an owner's demand never exceeds its request in the scenarios; if a
@@ -90,6 +99,8 @@ from reclaim.types import RESOURCES, R
 
 #: A job whose progress is this close to its duration has finished (float sums of rates).
 DONE_TOLERANCE = 1e-9
+#: What a borrower may use: its loans net of reclaims, or what the owners leave of the VM.
+BORROWING = ("loans", "shared")
 
 
 def provisioner_names() -> list[str]:
@@ -120,7 +131,9 @@ class SimResult:
     Per job (N,): host int32 VM (-1 never placed), borrower bool (ran on lent resources),
     submit/start/finish int64 slots (-1 unknown), response float64 slots (inf if unfinished),
     threshold float64 slots, waited int64 slots in the queue, slowed int64 slots run short of
-    its demand (only borrowers are), pred_error float64 CPU error
+    its demand (only borrowers are), reclaimed int64 slots a borrower's loans covered less than
+    its request, overlent bool per (refresh, job) prediction row that lent something: whether the
+    window's actual mean unused amount fell below it on any resource, pred_error float64 CPU error
     ``actual unused - predicted`` averaged over the job's prediction windows (NaN: never asked),
     cores. Aggregates: used, held (T, R) sums over running jobs, per slot, of served demand and
     allocation (eq. 1's d and r). timeline: polars, one row per slot (``short_<r>``: borrowers'
@@ -143,6 +156,8 @@ class SimResult:
     threshold: NDArray[np.float64]
     waited: NDArray[np.int64]
     slowed: NDArray[np.int64]
+    reclaimed: NDArray[np.int64]
+    overlent: NDArray[np.bool_]
     pred_error: NDArray[np.float64]
     used: NDArray[np.float64]
     held: NDArray[np.float64]
@@ -160,6 +175,10 @@ class SimResult:
         ``borrowers``, ``borrower_violations`` (borrowers above their SLO), ``slowed_jobs`` and
         ``slowed_slots`` (jobs, job-slots run short of their demand: borrowers a lender reclaimed
         from or that shared a crowded VM);
+        ``availability_violation_rate`` = share of jobs with a reclaimed slot (RCCR's SLO for
+        reclaimed resources) and ``reclaimed_jobs`` their number; ``overlend_rate`` = share of
+        the lending predictions whose window's actual unused amount fell below what was lent
+        (eq. 20's delta < 0);
         ``prediction_error_rate`` = share of CPU-predicted jobs whose mean error is **outside**
         [0, epsilon x request) and ``prediction_correct_rate`` = the paper's literal ratio (1 minus
         it); ``latency_s`` = placement + prediction wall time of the run, ``latency_per_job_ms``."""
@@ -182,6 +201,9 @@ class SimResult:
         out["borrower_violations"] = float((self.borrower & (self.response > self.threshold)).sum())
         out["slowed_jobs"] = float((self.slowed > 0).sum())
         out["slowed_slots"] = float(self.slowed.sum())
+        out["reclaimed_jobs"] = float((self.reclaimed > 0).sum())
+        out["availability_violation_rate"] = out["reclaimed_jobs"] / max(n, 1)
+        out["overlend_rate"] = float(self.overlent.mean()) if len(self.overlent) else 0.0
         out["queued_jobs"] = float((self.waited > 0).sum())
         out["queued_slots"] = float(self.waited.sum())
         out["unfinished"] = float(np.isinf(self.response).sum())
@@ -227,6 +249,7 @@ def simulate(
     epsilon: float = 0.1,
     max_slots: int | None = None,
     provisioners: list[Any] | None = None,
+    borrowing: str = "loans",
 ) -> SimResult:
     """Replay ``scenario.jobs`` with the registered ``provisioner`` (settings ``params``).
 
@@ -235,10 +258,13 @@ def simulate(
     L slots). seed: seeds the placement's draws. epsilon: tolerance of the prediction error rate,
     a fraction of the request. max_slots: stop after this many slots (default: enough for every job
     to run alone one after the other). provisioners: already fitted ones (one per resource), to
-    skip training.
+    skip training. borrowing: what a borrower may use, ``"loans"`` (its loans net of reclaims) or
+    ``"shared"`` (what the owners leave of the VM); see the module docstring.
     """
     if window < 1:
         raise ReclaimError(f"window must be at least one slot, got {window}")
+    if borrowing not in BORROWING:
+        raise ReclaimError(f"borrowing must be one of {', '.join(BORROWING)}, got {borrowing!r}")
     placement = placement or default_placement(provisioner)
     fit_s = 0.0
     if provisioners is None:
@@ -248,7 +274,7 @@ def simulate(
     if len(provisioners) != R:
         raise ReclaimError(f"need one provisioner per resource ({R}), got {len(provisioners)}")
     placer = _make_placer(placement, seed)
-    sim = _Run(scenario, provisioners, placer, window, max_slots)
+    sim = _Run(scenario, provisioners, placer, window, max_slots, borrowing)
     sim.run()
     return sim.result(provisioner, placement, epsilon, fit_s)
 
@@ -256,7 +282,9 @@ def simulate(
 class _Run:
     """The state of one simulation, columnar over jobs (N,) and VMs (V,)."""
 
-    def __init__(self, sc: CorpScenario, provisioners, placer: Placer, window: int, max_slots):
+    def __init__(
+        self, sc: CorpScenario, provisioners, placer: Placer, window: int, max_slots, borrowing
+    ):
         jobs = sc.jobs
         self.sc, self.jobs, self.provs, self.placer, self.window = (
             sc,
@@ -282,6 +310,8 @@ class _Run:
         self.progress = np.zeros(n)
         self.waited = np.zeros(n, np.int64)
         self.slowed_slots = np.zeros(n, np.int64)  # slots each job ran short of its demand
+        self.reclaimed_slots = np.zeros(n, np.int64)  # slots a borrower's loans fell short
+        self.borrowing = borrowing
         self.lend = np.zeros((n, R))  # offered for the current window (lenders only)
         self.committed = np.zeros((n, R))  # lent out and taken by borrowers
         self.vm_alloc = np.zeros((v, R))  # requests of jobs holding their own allocation
@@ -411,12 +441,16 @@ class _Run:
             used = np.where(own[:, None], np.minimum(d, req), 0.0)
             load = np.zeros((self.v, R))
             np.add.at(load, vm[own], used[own])
-            left = np.maximum(self.cap - load, 0.0)
-            # borrowers split what the owners leave of the VM, in proportion to their demand
-            want = np.zeros((self.v, R))
-            np.add.at(want, vm[~own], d[~own])
-            share = np.minimum(np.divide(left, want, out=np.ones_like(left), where=want > 0), 1.0)
-            used[~own] = np.minimum(d[~own] * share[vm[~own]], req[~own])
+            if self.borrowing == "loans":
+                loans = self._available_loans(run[own], used[own])
+                used[~own] = np.minimum(d[~own], loans[run[~own]])
+                self.reclaimed_slots[run[~own]] += (loans[run[~own]] < req[~own] - 1e-9).any(1)
+            else:  # borrowers split what the owners leave of the VM, in proportion to demand
+                left = np.maximum(self.cap - load, 0.0)
+                want = np.zeros((self.v, R))
+                np.add.at(want, vm[~own], d[~own])
+                share = np.divide(left, want, out=np.ones_like(left), where=want > 0)
+                used[~own] = np.minimum(d[~own] * np.minimum(share, 1.0)[vm[~own]], req[~own])
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = np.where(d > used, used / d, 1.0)
             rate = np.clip(ratio.min(axis=1), 0.0, 1.0)
@@ -441,6 +475,26 @@ class _Run:
         )
         if len(done):
             self._release(done, t)
+
+    def _available_loans(self, owners: NDArray[np.int64], served: NDArray) -> NDArray:
+        """(N, R) what each borrower's open loans still provide this slot: a lender serving
+        more than it kept takes the excess back from its loans in proportion to their size."""
+        out = np.zeros((self.n, R))
+        open_ = np.flatnonzero(self.loan_open)
+        if not len(open_):
+            return out
+        taken = np.zeros((self.n, R))
+        taken[owners] = np.clip(served - (self.req[owners] - self.committed[owners]), 0.0, None)
+        share = np.divide(
+            np.minimum(taken, self.committed),
+            self.committed,
+            out=np.zeros_like(taken),
+            where=self.committed > 0,
+        )
+        lender = np.asarray(self.loan_l)[open_]
+        kept = 1.0 - np.where(np.asarray(self.loan_orphan)[open_, None], 0.0, share[lender])
+        np.add.at(out, np.asarray(self.loan_b)[open_], np.asarray(self.loan_amt)[open_] * kept)
+        return out
 
     def _release(self, done: NDArray[np.int64], t: int) -> None:
         self.finish[done] = t + 1
@@ -469,12 +523,13 @@ class _Run:
 
     # ---- results
 
-    def _prediction_errors(self) -> tuple[NDArray[np.float64], pl.DataFrame]:
-        """Per job, mean over its prediction windows of (actual mean unused - predicted), CPU."""
+    def _prediction_errors(self) -> tuple[NDArray[np.float64], NDArray[np.bool_], pl.DataFrame]:
+        """Per job, mean over its prediction windows of (actual mean unused - predicted), CPU;
+        per lending window, whether it lent more than stayed unused."""
         n, big_l = self.n, self.window
         t_end = len(self.rows)
         if not self.pred_rows:
-            return np.full(n, np.nan), pl.DataFrame()
+            return np.full(n, np.nan), np.zeros(0, bool), pl.DataFrame()
         cs = np.zeros((t_end + 1, n, R))
         np.cumsum(self.demand_log[:t_end], axis=0, out=cs[1:])
         jobs = np.concatenate([c for c, _, _ in self.pred_rows])
@@ -501,7 +556,9 @@ class _Run:
                 },
             }
         )
-        return per_job, table
+        lending = has & (pred > 0).any(axis=1)
+        overlent = (actual[lending] < pred[lending] - 1e-9).any(axis=1)
+        return per_job, overlent, table
 
     def result(self, provisioner: str, placement: str, epsilon: float, fit_s: float) -> SimResult:
         names = ["slot", "running", "queued", "borrowers", "slowed"]
@@ -525,7 +582,7 @@ class _Run:
         response = np.where(self.finish >= 0, self.finish - self.submit, np.inf).astype(np.float64)
         active = data[:, 1] > 0
         vm_cap = np.outer(active, self.cap.sum(axis=0))
-        pred_error, predictions = self._prediction_errors()
+        pred_error, overlent, predictions = self._prediction_errors()
         return SimResult(
             provisioner=provisioner,
             placement=placement,
@@ -543,6 +600,8 @@ class _Run:
             threshold=np.asarray(self.jobs.threshold, np.float64),
             waited=self.waited,
             slowed=self.slowed_slots,
+            reclaimed=self.reclaimed_slots,
+            overlent=overlent,
             pred_error=pred_error,
             used=used,
             held=held,
