@@ -392,6 +392,13 @@ rl_app = typer.Typer(
     help="Learned placement of time-varying workloads (needs the rl extra: pip install 'reclaim\\[rl]').",
 )
 app.add_typer(rl_app, name="rl")
+Classes = Annotated[
+    str,
+    typer.Option(
+        help="TVW-RL's equivalence classes: none (one class), temporal or dtw (re-predicted as "
+        "workloads run)."
+    ),
+]
 
 
 @rl_app.command("train")
@@ -413,6 +420,7 @@ def rl_train(
     k_u: Annotated[float, typer.Option(help="TVW-RL under-utilisation exponent K_u.")] = 3.0,
     k_o: Annotated[float, typer.Option(help="TVW-RL overshoot penalty K_o.")] = 30000.0,
     k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
+    classes: Classes = "none",
     output: Annotated[
         Path, typer.Option("-o", "--output", help="Directory for checkpoint.pt and policy.npz.")
     ] = Path("results/rl"),
@@ -425,7 +433,7 @@ def rl_train(
     config = TrainConfig(iterations, trajectories, sequences, lr, seed, checkpoint_every)
     paths = _usage_stores(store)
     weights = Weights(k_c, k_u, k_o, k_w) if agent == "tvw-rl" else None
-    run_training(paths, load / 100, jobs, config, output, resume, console, agent, weights)
+    run_training(paths, load / 100, jobs, config, output, resume, console, agent, weights, classes)
     Console().print(f"policy: {output / POLICY}")
 
 
@@ -445,6 +453,7 @@ def rl_eval(
     sequences: Annotated[int, typer.Option(min=1, help="Workload sequences per load.")] = 3,
     jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
     seed: Annotated[int, typer.Option(help="Seed of the test sequences.")] = 1000,
+    classes: Classes = "none",
     output: Annotated[
         Path, typer.Option("-o", "--output", help="Directory for Parquet results and charts.")
     ] = Path("results/rl-eval"),
@@ -459,7 +468,7 @@ def rl_eval(
     from reclaim.tvw.scenario import ScenarioSpec
 
     loads = _loads(load)
-    chosen = [Learned("tvw-rl", str(policy) if policy else None)]
+    chosen = [Learned("tvw-rl", str(policy) if policy else None, classes)]
     chosen += [Learned("deeprm", str(deeprm) if deeprm else None)]
     chosen += [Policy.parse(p) for p in _csv(baselines)]
     spec = ScenarioSpec(jobs=jobs)
@@ -481,6 +490,48 @@ def rl_eval(
         table.add_row(*(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row))
     out.print(table)
     out.print(f"results: {output}/runs.parquet, summary.parquet, comparison.parquet")
+
+
+@rl_app.command("ablate")
+def rl_ablate(
+    store: UsageStores = None,
+    load: Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")] = 50,
+    jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode and sequence.")] = 200,
+    iterations: Annotated[int, typer.Option(min=1, help="Policy updates per setting.")] = 2000,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the training (the test sequences' is rl eval's, 1000).")
+    ] = 0,
+    sequences: Annotated[int, typer.Option(min=1, help="Test sequences per setting.")] = 3,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Settings trained at once, one process each.")
+    ] = 1,
+    only: Annotated[
+        str | None, typer.Option(help="Axes to vary, comma-separated: k_u, k_o, k_c (default all).")
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Directory for the policies and results.")
+    ] = Path("results/rl-ablation"),
+) -> None:
+    """The paper's penalty ablation (its Table 3): a policy per K_u, K_o, K_c setting, the others
+    at the defaults, evaluated at one load beside the paper's figures. Resumes; keeps trained
+    settings."""
+    from reclaim.report.ablation import axis_table, plot_ablation, trend_lines
+    from reclaim.rl.ablation import RESULT, grid, run_ablation, trends
+    from reclaim.rl.reinforce import TrainConfig
+
+    points = grid(_csv(only) if only is not None else None)
+    config = TrainConfig(iterations=iterations, seed=seed)
+    paths = _usage_stores(store)
+    frame = run_ablation(
+        paths, load / 100, jobs, config, points, sequences, workers, output, console
+    )
+    out = Console(width=max(Console().width, 150))  # ours / paper cells; pipes get 80
+    for axis in frame["axis"].unique(maintain_order=True):
+        out.print(axis_table(frame, axis))
+    for line in trend_lines(trends(frame)):
+        out.print(line)
+    chart = plot_ablation(frame, output / "ablation.png")
+    out.print(f"results: {output / RESULT}, {chart}, runs.parquet, summary.parquet")
 
 
 @rl_app.command("classes")

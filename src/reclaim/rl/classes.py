@@ -277,14 +277,24 @@ def effective_gain(
 def partial_features(series: GroupedArray, steps: int) -> NDArray[np.float64]:
     """(n, R (steps + 2)) the first ``steps`` samples (zero-padded), their mean and peak: what is
     known of a workload ``steps`` after it starts."""
-    resources = series.data.shape[1]
-    out = np.zeros((len(series), resources * (steps + 2)))
-    for i in range(len(series)):
-        seen = series[i][:steps].astype(np.float64)
-        window = np.zeros((steps, resources))
-        window[: len(seen)] = seen
-        out[i] = np.concatenate([window.ravel(), seen.mean(axis=0), seen.max(axis=0)])
-    return out
+    return features_by_age(series, steps)[-1]
+
+
+def features_by_age(series: GroupedArray, ages: int) -> NDArray[np.float64]:
+    """(ages, n, R (ages + 2)) :func:`partial_features` of every series after 1..``ages`` steps,
+    all zero-padded to ``ages`` steps (so one classifier reads every age). Series are non-empty."""
+    n, resources = len(series), series.data.shape[1]
+    # Vectorised over series and ages: the env labels a whole sequence at every age per reset.
+    seen = np.minimum(series.lengths, np.arange(1, ages + 1)[:, None])  # (A, n) samples seen
+    rows = np.minimum(series.indptr[:-1, None] + np.arange(ages), len(series.data) - 1)
+    first = series.data[rows].astype(np.float64)  # (n, steps, R)
+    first[np.arange(ages) >= series.lengths[:, None]] = 0.0  # past the end: padding
+    out = np.zeros((ages, n, ages + 2, resources))
+    out[:, :, :ages] = first * np.tri(ages)[:, None, :, None]  # age a sees steps < a
+    last = (np.arange(n), seen - 1)  # (A, n) the last step seen
+    out[:, :, ages] = first.cumsum(axis=1)[last] / seen[..., None]
+    out[:, :, ages + 1] = np.maximum.accumulate(first, axis=1)[last]
+    return out.reshape(ages, n, -1)
 
 
 def classifier(features: NDArray, labels: NDArray, seed: int = 0, hidden: int = 32):

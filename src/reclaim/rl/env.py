@@ -7,9 +7,10 @@ the paper's penalties (``rl.rewards``), and once every workload is placed the re
 is charged at once (contention and overshoot are delayed penalties), ending the episode.
 
 The state (the paper's Fig. 2): per machine and resource an h x C image of the last h steps, each
-pixel labelled by the equivalence class (1..G) of the resident using that unit, residents stacked
-in start order, 0 empty; then the first ``queue_slots`` waiting workloads (demand now / C, class
-/ G) and the backlog beyond them (/ jobs). Flattened to (D,) float32 in [0, 1].
+pixel labelled by the equivalence class (1..G) of the resident using that unit (its class at this
+decision: a labeler by age re-predicts it as the workload runs), residents stacked in start
+order, 0 empty; then the first ``queue_slots`` waiting workloads (demand now / C, class / G) and
+the backlog beyond them (/ jobs). Flattened to (D,) float32 in [0, 1].
 
 :class:`PlacementEnv` needs numpy only; :func:`make_env` wraps it as a Gymnasium env (the extra
 ``reclaim[rl]``). A masked action holds the workload: the clock moves one step and it waits.
@@ -62,7 +63,9 @@ def machine_images(data, indptr, host, start, label, order, now, out):
 class PlacementEnv:
     """Settings only; ``reset`` draws a sequence from ``pools`` (or takes one) and starts it.
 
-    labeler: maps a sequence to (n,) classes in 1..classes (None: one class for all).
+    labeler: maps a sequence to classes in 1..classes, (n,) fixed for the episode or (n, A) by
+    age (a workload's class after 1..A steps of its usage seen: ``rl.running_classes``, the
+    paper's run-time re-prediction); None: one class for all.
     """
 
     pools: list[Pool] = field(default_factory=list)
@@ -97,13 +100,15 @@ class PlacementEnv:
             sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
         self.sequence = sequence
         self.replay = Replay(sequence, self.spec.machines, self.spec.units, self.view).reset()
-        self.labels_ = (
+        labels = (
             np.ones(len(sequence), np.int64)
             if self.labeler is None
             else np.asarray(self.labeler(sequence), np.int64)
         )
-        if len(self.labels_) and not 1 <= self.labels_.min() <= self.labels_.max() <= self.classes:
+        if len(labels) and not 1 <= labels.min() <= labels.max() <= self.classes:
             raise ReclaimError(f"class labels must lie in 1..{self.classes}")
+        self.by_age_ = np.ascontiguousarray(labels[:, None] if labels.ndim == 1 else labels)
+        self._rows = np.arange(len(sequence)) * self.by_age_.shape[1]  # row starts, flat table
         self._squares = np.zeros((64, *self._shape()), np.int64)  # sum of squared usage
         self._lengths = sequence.usage.lengths
         self._mask_key = None
@@ -164,11 +169,24 @@ class PlacementEnv:
             self._mask_key, self._mask = key, out
         return self._mask
 
+    def labels(self) -> NDArray[np.int64]:
+        """(n,) each workload's class at this decision (the paper's Algorithm 1, line 8): a placed
+        one's at its age, the steps of usage seen since it started (capped at the table's A); a
+        waiting one's at age 1, its usage at arrival."""
+        table = self.by_age_
+        if table.shape[1] == 1:  # fixed labels (A = 1)
+            return table[:, 0]
+        start, last = self.replay.start_, table.shape[1] - 1
+        # Speed trick: a flat lookup in the table the labeler filled at reset, no classifier call
+        # per step (benchmarks/bench_running_classes.py).
+        column = np.where(start >= 0, np.minimum(self.replay.now - start, last), 0)  # age - 1
+        return table.ravel()[self._rows + column]
+
     def observe(self) -> NDArray[np.float32]:
         """(D,) float32 in [0, 1]: labelled machine images, queue slots, backlog."""
         # Speed trick: one compiled pass writes the float32 observation (bench_rl.py; the
         # reference is ReferencePlacementEnv.observe).
-        replay, seq, slots = self.replay, self.sequence, self.queue_slots
+        replay, seq, slots, labels = self.replay, self.sequence, self.queue_slots, self.labels()
         head = np.full(slots, -1, np.int64)
         waiting = replay.queue[:slots]
         head[: len(waiting)] = waiting
@@ -179,7 +197,7 @@ class PlacementEnv:
             seq.usage.indptr,
             replay.host_,
             replay.start_,
-            self.labels_,
+            labels,
             self.classes,
             replay.now,
             self.spec.machines,
@@ -269,7 +287,7 @@ class ReferencePlacementEnv(PlacementEnv):
         return fits(CycleState(replay.capacity_, replay.free(), replay.up_, demand))[0]
 
     def observe(self) -> NDArray[np.float32]:
-        replay, seq = self.replay, self.sequence
+        replay, seq, labels = self.replay, self.sequence, self.labels()
         images = np.zeros((*self._shape(), self.history, self.spec.units), np.int64)
         placed = np.flatnonzero(replay.host_ >= 0)
         order = placed[np.argsort(replay.start_[placed], kind="stable")]
@@ -278,7 +296,7 @@ class ReferencePlacementEnv(PlacementEnv):
             seq.usage.indptr,
             replay.host_,
             replay.start_,
-            self.labels_,
+            labels,
             order,
             replay.now,
             images,
@@ -287,7 +305,7 @@ class ReferencePlacementEnv(PlacementEnv):
         head = replay.queue[: self.queue_slots]
         if head:
             slots[: len(head), :-1] = replay.demand(head) / self.spec.units
-            slots[: len(head), -1] = self.labels_[head] / self.classes
+            slots[: len(head), -1] = labels[head] / self.classes
         backlog = max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1)
         return np.concatenate(
             [images.ravel() / self.classes, slots.ravel(), [min(backlog, 1.0)]]

@@ -9,7 +9,9 @@ against the paper's claims.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
+from functools import cache
 
 import numpy as np
 import polars as pl
@@ -20,6 +22,7 @@ from reclaim.rl.deeprm import SHIPPED as DEEPRM_SHIPPED
 from reclaim.rl.deeprm import DeepRMEnv, run_deeprm
 from reclaim.rl.env import PlacementEnv
 from reclaim.rl.policy import SHIPPED, LinearPolicy
+from reclaim.rl.running_classes import RunningClasses
 from reclaim.tvw.replay import ReplayResult
 from reclaim.tvw.scenario import ScenarioSpec, Sequence
 
@@ -50,10 +53,13 @@ def run_learned(sequence: Sequence, placer: Placer, env: PlacementEnv) -> Replay
 
 @dataclass(frozen=True)
 class Learned:
-    """A learned placer (``tvw-rl`` or ``deeprm``) and its saved policy (None: the shipped one)."""
+    """A learned placer (``tvw-rl`` or ``deeprm``), its saved policy (None: the shipped one) and
+    the equivalence classes it was trained with (none, temporal, dtw: checked against the
+    policy's settings, from which its labeller is fitted again)."""
 
     name: str
     path: str | None = None
+    classes: str = "none"
 
     def __post_init__(self) -> None:
         if self.name not in ("tvw-rl", "deeprm"):
@@ -63,22 +69,46 @@ class Learned:
     def label(self) -> str:
         return self.name
 
-    def run(self, sequence: Sequence, spec: ScenarioSpec) -> ReplayResult:
+    @property
+    def policy_path(self) -> str:
         from importlib.resources import files
 
         default = DEEPRM_SHIPPED if self.name == "deeprm" else SHIPPED
-        path = self.path or str(files("reclaim").joinpath("data", default))
+        return self.path or str(files("reclaim").joinpath("data", default))
+
+    def environment(self, spec: ScenarioSpec) -> PlacementEnv | DeepRMEnv:
+        """The environment the policy was trained in, on ``spec``: its shape and labeller."""
+        path = self.policy_path
         trained = LinearPolicy.load(path).settings
         if trained.get("machines") != spec.machines or trained.get("units") != spec.units:
             raise ReclaimError(
                 f"{path}: trained for {trained.get('machines')} machines of "
                 f"{trained.get('units')} units, not {spec.machines} of {spec.units}"
             )
-        placer = Placer.from_config([{"name": self.name, "params": {"path": path}}])
+        saved = trained.get("labeler")
+        distance = saved["distance"] if saved else "none"
+        if distance != self.classes:
+            raise ReclaimError(f"{path}: trained with --classes {distance}, not {self.classes}")
         shape = {"history": trained["history"], "queue_slots": trained["queue_slots"]}
         if self.name == "deeprm":
-            return run_deeprm(sequence, placer, DeepRMEnv(spec=spec, **shape))
-        return run_learned(sequence, placer, PlacementEnv(spec=spec, **shape))
+            return DeepRMEnv(spec=spec, **shape)
+        env = PlacementEnv(spec=spec, **shape)
+        if saved is None:
+            return env
+        labeler = _labeler(json.dumps(saved, sort_keys=True))
+        return replace(env, labeler=labeler, classes=labeler.classes_)
+
+    def run(self, sequence: Sequence, spec: ScenarioSpec) -> ReplayResult:
+        env = self.environment(spec)
+        placer = Placer.from_config([{"name": self.name, "params": {"path": self.policy_path}}])
+        return (run_deeprm if self.name == "deeprm" else run_learned)(sequence, placer, env)
+
+
+@cache
+def _labeler(saved: str) -> RunningClasses:
+    """The labeller of a policy's settings (JSON), fitted once per process: a fit takes seconds
+    and :meth:`Learned.run` runs once per sequence."""
+    return RunningClasses.rebuild(json.loads(saved))
 
 
 def paper_comparison(summary: pl.DataFrame) -> pl.DataFrame:

@@ -24,6 +24,7 @@ from reclaim.errors import ReclaimError
 from reclaim.rl.env import PlacementEnv, require
 from reclaim.rl.policy import LinearPolicy, network
 from reclaim.rl.rewards import Weights
+from reclaim.rl.running_classes import RunningClasses
 from reclaim.tvw.scenario import sample_sequence
 
 CHECKPOINT = "checkpoint.pt"
@@ -124,6 +125,7 @@ def train(
     """
     torch = require("torch")
     config.check()
+    setup = settings(env)  # before training: a labeler it cannot record fails now
     # The network is tiny: torch's thread pool costs more than it gains (milliseconds per call on
     # two cores, benchmarks/bench_rl.py), and one thread makes runs reproducible.
     torch.set_num_threads(1)
@@ -135,8 +137,18 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     if resume and (out / CHECKPOINT).is_file():
         state = torch.load(out / CHECKPOINT, weights_only=False)
-        if state["config"] != asdict(config) | {"iterations": state["config"]["iterations"]}:
-            raise ReclaimError(f"{out / CHECKPOINT}: saved with other settings; drop --resume")
+        saved = state["config"] | state.get("settings", setup)  # older checkpoints: config only
+        asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
+        other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
+        if other:
+            raise ReclaimError(
+                f"{out / CHECKPOINT}: saved with other settings ({', '.join(other)}); drop --resume"
+            )
+        if state["iteration"] > config.iterations:  # else its policy would pass for a shorter run
+            raise ReclaimError(
+                f"{out / CHECKPOINT}: {state['iteration']} iterations done, more than the "
+                f"{config.iterations} asked for"
+            )
         net.load_state_dict(state["net"])
         optimiser.load_state_dict(state["optimiser"])
         start, history = state["iteration"], state["history"]
@@ -159,25 +171,37 @@ def train(
                 "iteration": i + 1,
                 "history": history,
                 "config": asdict(config),
+                "settings": setup,
             }
             torch.save(state, out / CHECKPOINT)
-    policy = LinearPolicy.from_network(net, settings(env) | {"iterations": config.iterations})
+    policy = LinearPolicy.from_network(net, setup | {"iterations": config.iterations})
     policy.save(out / POLICY)
     return policy
 
 
-def make_agent_env(agent: str, pools, spec, load: float):
-    """The environment ``agent`` learns in: tvw-rl's placement env or DeepRM's selection env."""
+def make_agent_env(agent: str, pools, spec, load: float, classes: str = "none", seed: int = 0):
+    """The environment ``agent`` learns in: tvw-rl's placement env or DeepRM's selection env.
+    ``classes``: none (one class) or the distance of tvw-rl's equivalence classes, re-predicted
+    as workloads run (``rl.running_classes``, fitted on ``pools`` with ``seed``)."""
     from reclaim.rl.deeprm import DeepRMEnv
 
     kinds = {"tvw-rl": PlacementEnv, "deeprm": DeepRMEnv}
     if agent not in kinds:
         raise ReclaimError(f"agent must be tvw-rl or deeprm, not {agent!r}")
-    return kinds[agent](pools, spec, load)
+    env = kinds[agent](pools, spec, load)
+    if classes == "none":
+        return env
+    if agent != "tvw-rl":
+        raise ReclaimError("equivalence classes label TVW-RL's state, not DeepRM's")
+    labeler = RunningClasses(classes, seed=seed).fit(pools, spec)
+    return replace(env, labeler=labeler, classes=labeler.classes_)
 
 
 def settings(env) -> dict:
-    """What a saved policy needs to rebuild its environment."""
+    """What a saved policy needs to rebuild its environment (a labeler: how to fit it again)."""
+    labeler = getattr(env, "labeler", None)  # DeepRM's env has none
+    if not (labeler is None or isinstance(labeler, RunningClasses)):
+        raise ReclaimError("a policy can record no labeler but rl.running_classes.RunningClasses")
     return {
         "env": type(env).__name__,
         "machines": env.spec.machines,
@@ -186,6 +210,7 @@ def settings(env) -> dict:
         "queue_slots": env.queue_slots,
         "load": env.load,
         **({"weights": asdict(env.weights)} if hasattr(env, "weights") else {}),
+        **({"labeler": labeler.settings()} if labeler is not None else {}),
     }
 
 
@@ -211,10 +236,12 @@ def run_training(
     console=None,
     agent: str = "tvw-rl",
     weights: Weights | None = None,
+    classes: str = "none",
 ) -> LinearPolicy:
     """Pools from ``stores``, the paper's default environment of ``agent`` (tvw-rl or deeprm) at
     ``load`` with ``jobs`` per episode, and :func:`train` behind a progress bar (mean return).
     ``weights``: TVW-RL's penalty weights (the paper's by default; its Table 3 ablations vary them).
+    ``classes``: TVW-RL's equivalence classes (:func:`make_agent_env`).
     """
     from rich.progress import (
         BarColumn,
@@ -230,7 +257,7 @@ def run_training(
 
     spec = replace(ScenarioSpec(), jobs=jobs).check()
     pools = [load_pool(p, spec.max_units, spec.scale_quantile, spec.max_gap_s) for p in stores]
-    env = make_agent_env(agent, pools, spec, load)
+    env = make_agent_env(agent, pools, spec, load, classes, config.seed)
     if weights is not None:
         if agent != "tvw-rl":
             raise ReclaimError("penalty weights K_c, K_u, K_o, K_w are TVW-RL's, not DeepRM's")
