@@ -2,10 +2,11 @@
 batched forward pass), the cost of one REINFORCE iteration on the default scenario, and what
 torch's thread pool costs the tiny network (the reason training pins one thread).
 
-Each TVW-RL figure is given for the compiled env step (``PlacementEnv``, ``rl/_kernels.py``) and
-its plain-numpy reference (``ReferencePlacementEnv``, the same results bit for bit): the gain of
-the kernels. Iterations are timed after one warm-up iteration (the first pays for imports torch
-makes on the optimiser's first step, seconds, once per process).
+Each figure is given for the compiled env step (``PlacementEnv``, ``rl/_kernels.py``; DeepRM's
+``DeepRMEnv``, ``rl/_deeprm_kernels.py``) and its plain-numpy reference (``ReferencePlacementEnv``;
+``ReferenceDeepRMEnv`` in ``tests/rl/deeprm_reference.py``; the same results bit for bit): the
+gain of the kernels. Iterations are timed after one warm-up iteration (the first pays for imports
+torch makes on the optimiser's first step, seconds, once per process).
 
 Default scenario: 10 machines x 8 units, h = 20, 200 workloads per episode at 50 % load, on the
 shipped Bitbrains sample.
@@ -16,6 +17,7 @@ shipped Bitbrains sample.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -28,6 +30,9 @@ from reclaim.rl.env import PlacementEnv, ReferencePlacementEnv
 from reclaim.rl.reinforce import TrainConfig, rollout, train, training_set
 from reclaim.traces.store import sample_path
 from reclaim.tvw.pool import load_pool
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "rl"))
+from deeprm_reference import ReferenceDeepRMEnv  # noqa: E402  (a test helper, not packaged)
 
 
 def single(env, sequences, rng) -> float:
@@ -89,7 +94,8 @@ def main() -> None:
     pool = load_pool(sample_path("bitbrains"))
     config = TrainConfig(sequences=args.episodes, iterations=1)
     rng = np.random.default_rng(0)
-    envs = (PlacementEnv([pool]), ReferencePlacementEnv([pool]), DeepRMEnv([pool]))
+    kinds = (PlacementEnv, ReferencePlacementEnv, DeepRMEnv, ReferenceDeepRMEnv)
+    envs = [kind([pool]) for kind in kinds]
     for env in envs:
         name = type(env).__name__
         sequences = training_set(env, config)
@@ -100,7 +106,7 @@ def main() -> None:
     for threads in sorted({1, default_threads}):
         cost = forward_cost(PlacementEnv().obs_size, threads)
         print(f"forward pass of 20 observations, {threads} torch thread(s): {cost:.3f} ms")
-    for kind in (PlacementEnv, ReferencePlacementEnv):
+    for kind in kinds:
         per = iteration_cost(kind([pool]), args.trajectories, args.iterations)
         name = kind.__name__
         print(

@@ -27,9 +27,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError
-from reclaim.placement.framework import CycleState, Placer, build_placer
+from reclaim.placement.framework import Placer
 from reclaim.placement.plugins.best_fit import BestFit
 from reclaim.registry import register
+from reclaim.rl import _deeprm_kernels
 from reclaim.rl.policy import LinearPolicy
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import Replay, ReplayResult
@@ -42,7 +43,11 @@ SHIPPED = "deeprm_policy.npz"
 
 @dataclass
 class DeepRMEnv:
-    """Settings only (as :class:`reclaim.rl.env.PlacementEnv`); ``reset`` starts a sequence."""
+    """Settings only (as :class:`reclaim.rl.env.PlacementEnv`); ``reset`` starts a sequence.
+
+    The step's Best-Fit ranking, observation and penalties are numba kernels
+    (``rl/_deeprm_kernels.py``); ``tests/rl/deeprm_reference.py`` keeps the numpy reference.
+    """
 
     pools: list[Pool] = field(default_factory=list)
     spec: ScenarioSpec = field(default_factory=ScenarioSpec)
@@ -69,42 +74,44 @@ class DeepRMEnv:
             sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
         self.sequence = sequence
         self.replay = Replay(sequence, self.spec.machines, self.spec.units, "peak").reset()
-        self._placer = build_placer("best-fit")
+        self._lengths = sequence.usage.lengths
         self._charged, self._decisions = 0, 0
-        self._cache = (None, None)
+        self._cache = (None, None, 0)
         self._settle()
         return self.observe(), {"action_mask": self.mask()}
 
-    def _hosts(self) -> NDArray[np.int32]:
-        """(queue_slots,) Best-Fit's machine for each slot's workload, -1 if none or empty.
+    def _hosts(self) -> tuple[NDArray[np.int32], int]:
+        """(queue_slots,) Best-Fit's machine for each slot's workload (each alone against the
+        current free units), -1 if none or empty; and how many slots are placeable.
 
-        One ranking for all slots (each alone against the current free units), cached until the
-        state changes: the mask and the step both ask.
+        Cached per state (a bind shortens the queue, an advance moves the clock): the step, the
+        clock and the mask all ask.
         """
         replay = self.replay
-        key = (replay.now, len(replay.queue), int((replay.host_ >= 0).sum()))
-        if self._cache[0] == key:
-            return self._cache[1]
-        out = np.full(self.queue_slots, -1, np.int32)
-        head = replay.queue[: self.queue_slots]
-        if head:
-            state = CycleState(replay.capacity_, replay.free(), replay.up_, replay.demand(head))
-            feasible, levels = self._placer.rank(state)
-            best = np.where(feasible, levels[0], -np.inf).argmax(axis=1)  # ties: lowest index
-            out[: len(head)] = np.where(feasible.any(axis=1), best, -1)
-        self._cache = (key, out)
-        return out
+        key = (replay.now, len(replay.queue))
+        if self._cache[0] != key:
+            out = np.empty(self.queue_slots, np.int32)
+            head = np.array(replay.queue[: self.queue_slots], np.int64)
+            # Speed trick: one compiled call instead of the placement framework's ranking
+            # (rl/_deeprm_kernels.py, benchmarks/bench_rl.py).
+            placeable = _deeprm_kernels.slot_hosts(
+                replay.capacity_, replay.free(), replay.up_, replay.peak_, head, out
+            )
+            self._cache = (key, out, placeable)
+        return self._cache[1:]
 
     def mask(self) -> NDArray[np.bool_]:
         """(slots + 1,) placeable slots, and hold (always allowed)."""
-        return np.append(self._hosts() >= 0, True)
+        mask = np.ones(self.actions, bool)
+        mask[:-1] = self._hosts()[0] >= 0
+        return mask
 
     def step(self, action: int):
         replay = self.replay
         if replay.done:
             raise ReclaimError("the episode is over; call reset")
         self._decisions += 1
-        hosts = self._hosts()
+        hosts = self._hosts()[0]
         reward = 0.0
         if action < self.queue_slots and hosts[action] >= 0:
             replay.bind(replay.queue[action], int(hosts[action]))
@@ -116,31 +123,36 @@ class DeepRMEnv:
         return self.observe(), reward, replay.done, truncated, {"action_mask": self.mask()}
 
     def observe(self) -> NDArray[np.float32]:
-        replay, spec, seq = self.replay, self.spec, self.sequence
-        ends = replay.start_ + seq.usage.lengths
-        placed = replay.host_ >= 0
-        k = replay.now + np.arange(self.history)
-        running = placed[None, :] & (ends[None, :] > k[:, None])  # (h, n), started by now
-        reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (h, R)
-        width = spec.machines * spec.units
-        image = np.arange(width)[None, None, :] < reserved.T[:, :, None]  # (R, h, M C)
-        slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
-        head = replay.queue[: self.queue_slots]
-        if head:
-            slots[: len(head), :-1] = replay.demand(head) / spec.units
-            slots[: len(head), -1] = np.minimum(seq.usage.lengths[head] / self.history, 1.0)
-        backlog = min(max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1), 1.0)
-        return np.concatenate([image.ravel(), slots.ravel(), [backlog]]).astype(np.float32)
+        replay = self.replay
+        head = np.array(replay.queue[: self.queue_slots], np.int64)
+        backlog = min(
+            max(len(replay.queue) - self.queue_slots, 0) / max(len(self.sequence), 1), 1.0
+        )
+        out = np.empty(self.obs_size, np.float32)
+        _deeprm_kernels.observation(
+            replay.peak_,
+            replay.host_,
+            replay.start_,
+            self._lengths,
+            replay.now,
+            self.history,
+            self.spec.units,
+            self.spec.machines * self.spec.units,
+            head,
+            backlog,
+            out,
+        )
+        return out
 
     def _settle(self) -> float:
         """Run the clock while nothing is placeable; once all are placed, charge the rest."""
         replay, penalty = self.replay, 0.0
         while not replay.done:
-            if replay.queue and (self._hosts() >= 0).any():
+            if self._hosts()[1]:
                 return penalty
             replay.advance()
             penalty += self._charge(replay.now)
-        ends = replay.start_ + self.sequence.usage.lengths
+        ends = replay.start_ + self._lengths
         return penalty + self._charge(int(ends.max()) if len(ends) else 0)
 
     def _charge(self, stop: int) -> float:
@@ -149,16 +161,18 @@ class DeepRMEnv:
         if stop <= first:
             return 0.0
         self._charged = stop
-        replay, seq = self.replay, self.sequence
-        t = np.arange(first, stop)[:, None]
-        lengths = seq.usage.lengths
-        ends = np.where(replay.host_ >= 0, replay.start_ + lengths, np.iinfo(np.int64).max)
-        in_system = (seq.arrival[None, :] <= t) & (ends[None, :] > t)
-        slowdown = (in_system / lengths[None, :]).sum()
-        running = (replay.host_ >= 0)[None, :] & (replay.start_[None, :] <= t) & in_system
-        reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (T, R)
-        width = self.spec.machines * self.spec.units
-        return float(slowdown + self.underuse * ((width - reserved) / width).sum())
+        replay = self.replay
+        slowdown, unreserved = _deeprm_kernels.charge(
+            first,
+            stop,
+            self.sequence.arrival,
+            replay.host_,
+            replay.start_,
+            self._lengths,
+            replay.peak_,
+            self.spec.machines * self.spec.units,
+        )
+        return float(slowdown + self.underuse * unreserved)
 
 
 @register("placement", "deeprm")
