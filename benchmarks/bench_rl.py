@@ -4,8 +4,7 @@ torch's thread pool costs the tiny network (the reason training pins one thread)
 
 Each figure is given for the compiled env step (``PlacementEnv``, ``rl/_kernels.py``; DeepRM's
 ``DeepRMEnv``, ``rl/_deeprm_kernels.py``) and its plain-numpy reference (``ReferencePlacementEnv``;
-``ReferenceDeepRMEnv`` in ``tests/rl/deeprm_reference.py``; the same results bit for bit): the
-gain of the kernels. Iterations are timed after one warm-up iteration (the first pays for imports
+``ReferenceDeepRMEnv``; the same results bit for bit): the gain of the kernels. Iterations are timed after one warm-up iteration (the first pays for imports
 torch makes on the optimiser's first step, seconds, once per process).
 
 Default scenario: 10 machines x 8 units, h = 20, 200 workloads per episode at 50 % load, on the
@@ -17,7 +16,6 @@ shipped Bitbrains sample.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -25,14 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from reclaim.rl.deeprm import DeepRMEnv
+from reclaim.rl.deeprm import DeepRMEnv, ReferenceDeepRMEnv
 from reclaim.rl.env import PlacementEnv, ReferencePlacementEnv
 from reclaim.rl.reinforce import TrainConfig, rollout, train, training_set
 from reclaim.traces.store import sample_path
 from reclaim.tvw.pool import load_pool
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "rl"))
-from deeprm_reference import ReferenceDeepRMEnv  # noqa: E402  (a test helper, not packaged)
 
 
 def single(env, sequences, rng) -> float:

@@ -429,7 +429,9 @@ def rl_train(
     policy.npz. Vary --k-u/--k-o/--k-c for the paper's ablations."""
     from reclaim.rl.reinforce import POLICY, TrainConfig, run_training
     from reclaim.rl.rewards import Weights
+    from reclaim.rl.running_classes import check_classes
 
+    check_classes(classes)
     config = TrainConfig(iterations, trajectories, sequences, lr, seed, checkpoint_every)
     paths = _usage_stores(store)
     weights = Weights(k_c, k_u, k_o, k_w) if agent == "tvw-rl" else None

@@ -123,6 +123,45 @@ def test_a_loan_outlives_its_lender_whole():
     assert res.finish.tolist() == [8, 16] and res.reclaimed.sum() == 0
 
 
+def _one_vm(cores: float, submit, request, profiles) -> CorpScenario:
+    jobs = JobSet.from_profiles(submit, request, profiles)
+    cap = np.array([[cores, cores]])
+    train = JobSet.from_profiles([], np.zeros((0, 2)), [])
+    return CorpScenario(jobs, train, cap, np.zeros(1, np.int32), cap.copy())
+
+
+def test_a_request_split_among_lenders_is_covered_whole_despite_rounding():
+    # two idle lenders share B's request 0.7 as 0.7 * 0.3 / 0.9 + 0.7 * 0.6 / 0.9, which sums to
+    # a rounding error below 0.7; B demands exactly its request and must not count as slowed
+    idle = [[0.0, 0.0]] * 12
+    sc = _one_vm(
+        3.0, [0.0, 0.0, 60.0], [[0.3, 0.3], [0.6, 0.6], [0.7, 0.7]], [idle, idle, [[0.7, 0.7]] * 4]
+    )
+    res = simulate(sc, "test-share", {"share": 1.0}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, False, True]
+    assert res.slowed.sum() == 0 and res.reclaimed.sum() == 0
+    assert res.finish[2] == 10
+
+
+def test_a_lender_takes_back_from_its_borrowers_in_proportion_to_their_loans():
+    # A (1 core) lends 0.9; B borrows 0.6 and C 0.3. A then serves 0.4: it kept 0.1, so it takes
+    # 0.3 of the 0.9 lent, a third of each loan: B keeps 0.4, C 0.2
+    a = [[0.1, 0.1]] * 6 + [[0.4, 0.1]] * 6
+    sc = _one_vm(
+        1.0,
+        [0.0, 60.0, 60.0],
+        [[1.0, 1.0], [0.6, 0.1], [0.3, 0.1]],
+        [a, [[0.6, 0.1]] * 3, [[0.3, 0.1]] * 3],
+    )
+    res = simulate(sc, "test-share", {"share": 0.9}, placement="first-fit", window=6)
+    assert res.borrower.tolist() == [False, True, True]
+    tl = res.timeline
+    assert np.allclose(tl["used_cpu"].to_numpy()[6], 0.4 + 0.4 + 0.2)
+    assert np.allclose(tl["short_cpu"].to_numpy()[6], 0.2 + 0.1)
+    # both run at 2/3 speed while A needs 0.4: 3 slots of work take 5 slots, all reclaimed
+    assert res.reclaimed.tolist() == [0, 5, 5] and res.finish.tolist() == [12, 11, 11]
+
+
 def test_an_unknown_borrowing_mode_is_refused():
     with pytest.raises(ReclaimError, match="borrowing must be one of loans, shared"):
         simulate(two_vms(), "test-share", borrowing="everything")

@@ -62,6 +62,14 @@ def test_spec_mistakes_are_one_line_errors_naming_the_key(tmp_path, old, new, ke
     assert "\n" not in str(err.value)
 
 
+def test_run_ids_spell_out_the_simulation_defaults(tmp_path):
+    explicit = parse_spec(MINI, tmp_path / "s.toml").runs("tiny")
+    implicit = parse_spec(MINI.replace('borrowing = "loans"', ""), tmp_path / "s.toml").runs("tiny")
+    shared = parse_spec(MINI.replace('"loans"', '"shared"'), tmp_path / "s.toml").runs("tiny")
+    assert [r.run_id for r in explicit] == [r.run_id for r in implicit]
+    assert not {r.run_id for r in explicit} & {r.run_id for r in shared}
+
+
 def test_the_shipped_corp_spec_covers_the_papers_figures():
     spec = load_spec("corp")
     runs = spec.runs("small")

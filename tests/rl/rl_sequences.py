@@ -1,4 +1,4 @@
-"""A hand sequence and a small environment for the RL tests."""
+"""A hand sequence, a small environment and a recorded random episode for the RL tests."""
 
 from __future__ import annotations
 
@@ -26,3 +26,27 @@ SEQ = sequence([[[2, 1], [3, 1]], [[1, 1]], [[4, 4], [4, 4]]], [0, 0, 1])
 def small_env(machines: int = 3, units: int = 8, **params) -> PlacementEnv:
     spec = replace(ScenarioSpec(), machines=machines, units=units, jobs=3, max_units=4)
     return PlacementEnv(spec=spec, history=4, **params)
+
+
+def episode(env, drawn: Sequence, seed: int, explore: float = 0.3) -> list:
+    """Everything an episode of ``env`` on ``drawn`` shows (observations, masks, rewards, penalties,
+    ends, the replay), with random actions: a share ``explore`` of them any action (possibly
+    masked, or DeepRM's hold), the others unmasked."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(rng, drawn)
+    seen, done = [obs.tobytes(), info["action_mask"].tobytes()], False
+    while not done:
+        if rng.random() < explore:
+            action = int(rng.integers(env.actions))
+        else:
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        obs, reward, terminated, truncated, info = env.step(action)
+        penalties = {k: v for k, v in info.items() if k != "action_mask"}
+        seen += [obs.tobytes(), info["action_mask"].tobytes(), reward, penalties]
+        seen += [terminated, truncated]
+        done = terminated or truncated
+    replay = env.replay
+    seen += [replay.host_.tolist(), replay.start_.tolist(), replay.now]
+    if replay.done:
+        seen.append(replay.result().usage.tobytes())
+    return seen + [getattr(env, "totals_", None)]

@@ -81,7 +81,7 @@ def test_effective_gain_rewards_classes_that_predict_better():
 
 def test_classifier_labels_running_workloads_from_partial_usage():
     series, truth = _planted(4, 6, np.random.default_rng(4))
-    features = classes.partial_features(series, 30)
+    features = classes.features_by_age(series, 30)[-1]
     model = classes.classifier(features, truth)
     assert (model.predict(features) == truth).mean() > 0.9
 

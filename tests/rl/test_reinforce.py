@@ -1,13 +1,17 @@
-"""REINFORCE on a small seeded scenario: it learns, is deterministic, and resumes exactly."""
+"""REINFORCE on a small seeded scenario: it learns, is deterministic, resumes exactly, and refuses
+to resume a checkpoint saved with other settings."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from rl_sequences import sequence, small_env
 
 from reclaim.errors import ReclaimError
-from reclaim.rl.reinforce import CHECKPOINT, TrainConfig, evaluate_return, train
+from reclaim.rl.reinforce import CHECKPOINT, POLICY, TrainConfig, evaluate_return, train
+from reclaim.rl.rewards import Weights
 
 pytest.importorskip("torch")
 
@@ -51,6 +55,24 @@ def test_resume_refuses_other_settings(tmp_path):
     other = TrainConfig(iterations=2, trajectories=3, sequences=1)
     with pytest.raises(ReclaimError, match="other settings"):
         train(env, other, tmp_path, resume=True, sequences=[seq])
+
+
+def test_checkpoint_without_settings_is_checked_against_its_policy(tmp_path):
+    torch = pytest.importorskip("torch")
+    seq, env = _scenario()
+    train(env, TrainConfig(iterations=1, trajectories=2, sequences=1), tmp_path, sequences=[seq])
+    old = torch.load(tmp_path / CHECKPOINT, weights_only=False)
+    del old["settings"]  # as checkpoints were saved before they recorded the env's settings
+    torch.save(old, tmp_path / CHECKPOINT)
+    longer = TrainConfig(iterations=2, trajectories=2, sequences=1)
+    other = replace(env, weights=Weights(underuse=1.0))
+    with pytest.raises(ReclaimError, match=r"other settings \(weights\); drop --resume"):
+        train(other, longer, tmp_path, resume=True, sequences=[seq])
+    assert train(env, longer, tmp_path, resume=True, sequences=[seq]).settings["iterations"] == 2
+    torch.save(old, tmp_path / CHECKPOINT)
+    (tmp_path / POLICY).unlink()
+    with pytest.raises(ReclaimError, match="checkpoint predates recorded settings; drop --resume"):
+        train(env, longer, tmp_path, resume=True, sequences=[seq])
 
 
 def test_deeprm_selector_trains_on_the_same_reinforce(tmp_path):

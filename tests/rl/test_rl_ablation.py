@@ -3,6 +3,7 @@ and one-line errors."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import asdict, fields
 
 import polars as pl
@@ -86,9 +87,10 @@ def test_second_run_keeps_trained_settings(tiny, monkeypatch):
         raise AssertionError("retrained a finished setting")
 
     monkeypatch.setattr(ablation, "run_training", no_training)
+    before = pl.read_parquet(out / "ablation.parquet")
     frame = run_ablation(*_args(out))
     assert {p: p.stat().st_mtime_ns for p in out.glob(f"*/{POLICY}")} == stamps
-    assert frame.equals(pl.read_parquet(out / "ablation.parquet"))
+    assert frame.equals(before)  # the same policies on the same test sequences
 
 
 def test_more_iterations_resume_every_setting(tiny, monkeypatch):
@@ -105,6 +107,43 @@ def test_an_output_trained_otherwise_is_refused(tiny, monkeypatch):
     monkeypatch.setattr(ablation, "run_training", lambda *args: pytest.fail("trained"))
     with pytest.raises(ReclaimError, match="another jobs"):
         run_ablation(*_args(out, jobs=9))
+
+
+def _no_training(monkeypatch):
+    """Any training, in this process or in workers, fails the test."""
+    monkeypatch.setattr(ablation, "run_training", lambda *args: pytest.fail("trained"))
+    monkeypatch.setattr(ablation, "in_processes", lambda *args: pytest.fail("started workers"))
+
+
+def test_a_checkpoint_beyond_the_iterations_fails_before_any_training(tiny, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    shutil.copytree(tiny[0], out)
+    for folder in ("k_u=0", "k_u=1", "k_u=2"):  # untrained: would train first
+        shutil.rmtree(out / folder)
+    (out / "default" / POLICY).unlink()  # its checkpoint remains: 2 iterations
+    _no_training(monkeypatch)
+    config = TrainConfig(iterations=1)
+    with pytest.raises(ReclaimError, match=r"default/checkpoint.pt: 2 iterations done, more than"):
+        run_ablation(*_args(out, config)[:6], 2, out, QUIET)
+
+
+def test_a_policy_trained_with_other_weights_is_refused(tiny, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    shutil.copytree(tiny[0], out)
+    (out / "k_u=0").rename(out / "swap")
+    (out / "k_u=1").rename(out / "k_u=0")
+    _no_training(monkeypatch)
+    with pytest.raises(ReclaimError, match=r"k_u=0: trained with another weights; use another"):
+        run_ablation(*_args(out))
+    assert ablation.is_trained(out / "default", 2, Weights(), 0.5, 8)
+    with pytest.raises(ReclaimError, match=r"default: trained with another load, jobs"):
+        ablation.is_trained(out / "default", 2, Weights(), 0.6, 9)
+
+
+def test_a_corrupt_ablation_json_is_a_one_line_error(tmp_path):
+    (tmp_path / "ablation.json").write_text('{"stores": [')
+    with pytest.raises(ReclaimError, match=r"ablation.json: not the JSON an ablation writes"):
+        ablation.claim_output(tmp_path, {"load": 0.5})
 
 
 def test_resume_refuses_a_checkpoint_beyond_the_iterations(tmp_path):

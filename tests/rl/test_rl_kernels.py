@@ -1,6 +1,6 @@
 """The compiled env step against its plain-numpy reference, bit for bit: kernels on random
 windows, whole seeded episodes (observations, rewards, masks, penalties, the replay) and a short
-seeded training run (returns and trained weights)."""
+seeded training run of TVW-RL's and DeepRM's envs (returns and trained weights)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from rl_sequences import sequence, small_env
+from rl_sequences import episode, sequence, small_env
 
 from reclaim.placement.framework import FIT_TOLERANCE, CycleState, fits
 from reclaim.rl import _kernels, rewards
+from reclaim.rl.deeprm import DeepRMEnv, ReferenceDeepRMEnv
 from reclaim.rl.env import PlacementEnv, ReferencePlacementEnv
 from reclaim.rl.reinforce import TrainConfig, train, training_set
 from reclaim.rl.rewards import Weights
@@ -55,25 +56,6 @@ def test_fit_mask_is_fits_for_one_request():
     assert out.tolist() == expect.tolist()
 
 
-def _episode(env, sequence, seed):
-    """Everything an episode shows, with random actions (30 % of them possibly masked)."""
-    rng = np.random.default_rng(seed)
-    obs, info = env.reset(rng, sequence)
-    seen = [obs.tobytes(), info["action_mask"].tobytes()]
-    done = False
-    while not done:
-        if rng.random() < 0.3:
-            action = int(rng.integers(env.actions))
-        else:
-            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, reward, done, truncated, info = env.step(action)
-        penalties = {k: v for k, v in info.items() if k != "action_mask"}
-        seen += [obs.tobytes(), info["action_mask"].tobytes(), reward, penalties, truncated]
-    result = env.replay.result()
-    seen += [env.totals_, result.usage.tobytes(), result.host.tolist(), result.start.tolist()]
-    return seen
-
-
 CASES = {
     "default": {},
     "high load": {"load": 0.9},
@@ -89,15 +71,18 @@ def test_env_steps_exactly_as_the_reference(bitbrains, case):
     fast = PlacementEnv([bitbrains], spec=spec, **CASES[case])
     reference = ReferencePlacementEnv([bitbrains], spec=spec, **CASES[case])
     for k, drawn in enumerate(training_set(fast, TrainConfig(sequences=2, seed=7))):
-        assert _episode(fast, drawn, k) == _episode(reference, drawn, k)
+        assert episode(fast, drawn, k) == episode(reference, drawn, k)
 
 
-def test_training_gives_the_references_weights_bit_for_bit(bitbrains, tmp_path):
+@pytest.mark.parametrize(
+    "kinds", [(PlacementEnv, ReferencePlacementEnv), (DeepRMEnv, ReferenceDeepRMEnv)]
+)
+def test_training_gives_the_references_weights_bit_for_bit(bitbrains, tmp_path, kinds):
     pytest.importorskip("torch")
     spec = replace(ScenarioSpec(), jobs=40)
     config = TrainConfig(iterations=3, trajectories=4, sequences=2, seed=3)
     runs = []
-    for kind in (PlacementEnv, ReferencePlacementEnv):
+    for kind in kinds:
         returns = []
         policy = train(
             kind([bitbrains], spec=spec),

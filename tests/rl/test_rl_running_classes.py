@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from rl_sequences import sequence, small_env
+from rl_sequences import episode, sequence, small_env
 
 from cli_runner import reclaim
 from reclaim.errors import ReclaimError
@@ -76,17 +76,6 @@ def test_reference_env_observes_the_same_labels_by_age():
     assert seen[0] == seen[1]
 
 
-def _episode(env, drawn, seed):
-    rng = np.random.default_rng(seed)
-    obs, info = env.reset(rng, drawn)
-    seen, done = [obs.tobytes()], False
-    while not done:
-        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, reward, done, _, info = env.step(action)
-        seen += [obs.tobytes(), reward]
-    return seen
-
-
 def test_fixed_labels_are_a_table_that_never_changes(bitbrains):
     spec = replace(ScenarioSpec(), jobs=40)
     rng = np.random.default_rng(2)
@@ -94,7 +83,7 @@ def test_fixed_labels_are_a_table_that_never_changes(bitbrains):
     fixed = 1 + np.arange(len(drawn)) % 3
 
     def run(labeler, classes):
-        return _episode(PlacementEnv(spec=spec, labeler=labeler, classes=classes), drawn, 5)
+        return episode(PlacementEnv(spec=spec, labeler=labeler, classes=classes), drawn, 5, 0.0)
 
     default = run(None, 1)
     assert default == run(lambda s: np.ones((len(s), 6), np.int64), 1)
@@ -144,6 +133,21 @@ def test_bad_classes_fail_in_one_line(bitbrains):
         make_agent_env("tvw-rl", [bitbrains], spec, 0.5, "aggregate")
     with pytest.raises(ReclaimError, match="label TVW-RL's state, not DeepRM's"):
         make_agent_env("deeprm", [bitbrains], spec, 0.5, "dtw")
+    with pytest.raises(ReclaimError, match="classes must be none, temporal or dtw, not 'DTW'"):
+        Learned("tvw-rl", None, "DTW")
+
+
+@pytest.mark.parametrize("command", ["train", "eval"])
+def test_cli_refuses_unknown_classes_up_front(tmp_path, command):
+    done = reclaim("rl", command, "--classes", "aggregate", "-o", str(tmp_path / "out"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == "error: --classes must be none, temporal or dtw, not 'aggregate'"
+    assert not (tmp_path / "out").exists()
+
+
+def test_label_names_the_classes_so_both_runs_sit_side_by_side():
+    assert Learned("tvw-rl").label == "tvw-rl"
+    assert Learned("tvw-rl", None, "temporal").label == "tvw-rl+temporal"
 
 
 TINY = ["--iterations", "2", "--trajectories", "2", "--sequences", "1", "--jobs", "8"]

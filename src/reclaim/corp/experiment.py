@@ -132,7 +132,7 @@ class CorpSpec(ScaledSpec):
 def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     """Validate a ``kind = "corp"`` spec; every problem is one line naming the file and key."""
     from reclaim.corp.scenario import build_scenario
-    from reclaim.corp.simulator import BORROWING
+    from reclaim.corp.simulator import BORROWING, simulate
 
     err = SpecErrors(path)
     err.keys(
@@ -158,6 +158,9 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
                 err.fail("simulation.borrowing", f"expected one of {', '.join(BORROWING)}")
         else:
             err.number(value, f"simulation.{key}", integer=key == "window")
+    # run ids hash the settings: spell out the defaults so that a change of default is a new run
+    defaults = inspect.signature(simulate).parameters
+    simulation = {k: defaults[k].default for k in SIMULATION_KEYS} | simulation
 
     scales = {}
     for scale_name, table in err.typed(doc.get("scale"), dict, "[scale.NAME]").items():

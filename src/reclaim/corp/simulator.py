@@ -101,6 +101,8 @@ from reclaim.types import RESOURCES, R
 DONE_TOLERANCE = 1e-9
 #: What a borrower may use: its loans net of reclaims, or what the owners leave of the VM.
 BORROWING = ("loans", "shared")
+#: Loans this close to the request cover it (a request split among lenders sums with rounding).
+LOAN_TOLERANCE = 1e-9
 
 
 def provisioner_names() -> list[str]:
@@ -132,8 +134,8 @@ class SimResult:
     submit/start/finish int64 slots (-1 unknown), response float64 slots (inf if unfinished),
     threshold float64 slots, waited int64 slots in the queue, slowed int64 slots run short of
     its demand (only borrowers are), reclaimed int64 slots a borrower's loans covered less than
-    its request, overlent bool per (refresh, job) prediction row that lent something: whether the
-    window's actual mean unused amount fell below it on any resource, pred_error float64 CPU error
+    its request, overlent bool per (refresh, job) prediction that offered something: whether the
+    window's actual mean unused amount fell below the offer on any resource, pred_error float64 CPU error
     ``actual unused - predicted`` averaged over the job's prediction windows (NaN: never asked),
     cores. Aggregates: used, held (T, R) sums over running jobs, per slot, of served demand and
     allocation (eq. 1's d and r). timeline: polars, one row per slot (``short_<r>``: borrowers'
@@ -177,8 +179,8 @@ class SimResult:
         from or that shared a crowded VM);
         ``availability_violation_rate`` = share of jobs with a reclaimed slot (RCCR's SLO for
         reclaimed resources) and ``reclaimed_jobs`` their number; ``overlend_rate`` = share of
-        the lending predictions whose window's actual unused amount fell below what was lent
-        (eq. 20's delta < 0);
+        the predictions offering something whose window's actual unused amount fell below the
+        offer (eq. 20's delta < 0; NaN when nothing was offered);
         ``prediction_error_rate`` = share of CPU-predicted jobs whose mean error is **outside**
         [0, epsilon x request) and ``prediction_correct_rate`` = the paper's literal ratio (1 minus
         it); ``latency_s`` = placement + prediction wall time of the run, ``latency_per_job_ms``."""
@@ -203,7 +205,7 @@ class SimResult:
         out["slowed_slots"] = float(self.slowed.sum())
         out["reclaimed_jobs"] = float((self.reclaimed > 0).sum())
         out["availability_violation_rate"] = out["reclaimed_jobs"] / max(n, 1)
-        out["overlend_rate"] = float(self.overlent.mean()) if len(self.overlent) else 0.0
+        out["overlend_rate"] = float(self.overlent.mean()) if len(self.overlent) else np.nan
         out["queued_jobs"] = float((self.waited > 0).sum())
         out["queued_slots"] = float(self.waited.sum())
         out["unfinished"] = float(np.isinf(self.response).sum())
@@ -442,9 +444,12 @@ class _Run:
             load = np.zeros((self.v, R))
             np.add.at(load, vm[own], used[own])
             if self.borrowing == "loans":
-                loans = self._available_loans(run[own], used[own])
-                used[~own] = np.minimum(d[~own], loans[run[~own]])
-                self.reclaimed_slots[run[~own]] += (loans[run[~own]] < req[~own] - 1e-9).any(1)
+                loans = self._available_loans(run[own], used[own])[run[~own]]
+                # a loan split among lenders may sum to a rounding error below the request
+                whole = loans >= req[~own] - LOAN_TOLERANCE
+                loans = np.where(whole, req[~own], loans)
+                used[~own] = np.minimum(d[~own], loans)
+                self.reclaimed_slots[run[~own]] += ~whole.all(axis=1)
             else:  # borrowers split what the owners leave of the VM, in proportion to demand
                 left = np.maximum(self.cap - load, 0.0)
                 want = np.zeros((self.v, R))
@@ -525,7 +530,7 @@ class _Run:
 
     def _prediction_errors(self) -> tuple[NDArray[np.float64], NDArray[np.bool_], pl.DataFrame]:
         """Per job, mean over its prediction windows of (actual mean unused - predicted), CPU;
-        per lending window, whether it lent more than stayed unused."""
+        per window that offered something, whether it offered more than stayed unused."""
         n, big_l = self.n, self.window
         t_end = len(self.rows)
         if not self.pred_rows:

@@ -7,13 +7,12 @@ cached workload (execute.py).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.spec import Run
+from reclaim.processes import in_processes
 
 BACKENDS = ("local", "ray")
 
@@ -45,17 +44,7 @@ def local(runs: list[Run], jobs: int | None = None) -> Finished:
         for run in runs:
             yield run, execute(run)
         return
-    # spawn: workers start clean (no copied locks or numba state), on every platform
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(min(jobs, len(runs)), mp_context=context)
-    try:
-        pending = {pool.submit(execute, run): run for run in runs}
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield pending.pop(future), future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    yield from in_processes(execute, [(run, (run,)) for run in runs], jobs)
 
 
 def on_ray(runs: list[Run], address: str | None = None) -> Finished:

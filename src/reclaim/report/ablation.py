@@ -50,7 +50,7 @@ def trend_lines(trends: list[dict]) -> list[str]:
     return [
         f"{t['store']}: {heads[t['metric']]} {DIRECTION[t['paper']]} as "
         f"{coefficient(t['axis'])} rises: ours {'yes' if t['ours'] == t['paper'] else 'no'} "
-        f"({DIRECTION[t['ours']]}), paper yes"
+        f"({DIRECTION[t['ours']]})"
         for t in trends
     ]
 

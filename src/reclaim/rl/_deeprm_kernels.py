@@ -3,8 +3,9 @@
 Each replaces the dozen small numpy calls a step made (Best-Fit's ranking of the job slots
 through the placement framework, the reserved-units image, the penalties of the steps the clock
 passed): call overhead, not arithmetic, dominated an episode. The plain numpy reference is
-``tests/rl/deeprm_reference.py``; ``tests/rl/test_deeprm_kernels.py`` checks whole episodes and a
-seeded training against it bit for bit, and ``benchmarks/bench_rl.py`` shows the gain.
+:class:`reclaim.rl.deeprm.ReferenceDeepRMEnv`; ``tests/rl/test_deeprm_kernels.py`` checks whole
+episodes and a seeded training against it bit for bit, and ``benchmarks/bench_rl.py`` shows the
+gain.
 
 Bit-for-bit: reserved units are integer sums (exact in any order); the slowdown and unreserved
 penalties are float sums, added in numpy's pairwise order (:func:`pairwise_sum`) over the same

@@ -5,14 +5,13 @@ the same test sequences, beside the paper's figures.
 The grid is the paper's: one coefficient varied at a time, the others at their defaults
 (:class:`~reclaim.rl.rewards.Weights`), so the three axes share the default setting, trained once
 (10 settings). Each setting trains into its own folder, resuming from its checkpoint; one whose
-policy.npz has the requested iterations is not trained again.
+policy.npz has the requested iterations is not trained again. Every folder is checked before any
+training starts: one trained otherwise, or further than asked, fails in one line.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -21,10 +20,17 @@ import polars as pl
 from rich.console import Console
 
 from reclaim.errors import ReclaimError
+from reclaim.processes import in_processes
 from reclaim.report.progress import count_progress
 from reclaim.rl.evaluate import Learned
 from reclaim.rl.policy import LinearPolicy
-from reclaim.rl.reinforce import POLICY, TrainConfig, run_training
+from reclaim.rl.reinforce import (
+    CHECKPOINT,
+    POLICY,
+    TrainConfig,
+    checkpoint_iterations,
+    run_training,
+)
 from reclaim.rl.rewards import Weights
 from reclaim.traces.store import load_store
 from reclaim.tvw.evaluate import METRICS, run_evaluation
@@ -104,18 +110,40 @@ class Trained:
         return Learned("tvw-rl", str(self.path)).run(sequence, spec)
 
 
-def is_trained(folder: Path, iterations: int) -> bool:
+def is_trained(folder: Path, iterations: int, weights: Weights, load: float, jobs: int) -> bool:
     """Whether ``folder`` holds a policy of ``iterations`` (reinforce writes policy.npz once
-    training ends, with its iteration count)."""
+    training ends, with its settings). Fewer iterations: not yet (its checkpoint resumes). More,
+    or other penalty weights, load or jobs: a one-line error, as training would not undo them."""
     path = folder / POLICY
-    return path.is_file() and LinearPolicy.load(path).settings.get("iterations") == iterations
+    if not path.is_file():
+        return False
+    # policies written before policy.npz recorded jobs rely on ablation.json's (claim_output)
+    trained = {"jobs": jobs} | LinearPolicy.load(path).settings
+    asked = {"weights": asdict(weights), "load": load, "jobs": jobs}
+    if other := [k for k, v in asked.items() if trained.get(k) != v]:
+        raise ReclaimError(
+            f"{folder}: trained with another {', '.join(other)}; use another --output"
+        )
+    return _within(path, trained.get("iterations", 0), iterations)
+
+
+def _within(path: Path, done: int, iterations: int) -> bool:
+    """Whether ``done`` iterations are the ``iterations`` asked for; more fail in one line."""
+    if done > iterations:
+        raise ReclaimError(f"{path}: {done} iterations done, more than the {iterations} asked for")
+    return done == iterations
 
 
 def claim_output(out: Path, meta: dict) -> None:
     """Record in ``out`` what all its policies share; refuse an ``out`` trained otherwise, which
     would mix policies (only the iterations may grow: the checkpoints resume)."""
     path = out / "ablation.json"
-    saved = json.loads(path.read_text()) if path.is_file() else meta
+    try:
+        saved = json.loads(path.read_text()) if path.is_file() else meta
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ReclaimError(f"{path}: not the JSON an ablation writes ({err})") from None
+    if not isinstance(saved, dict):
+        raise ReclaimError(f"{path}: not the JSON an ablation writes (no object)")
     if other := [k for k in meta if saved.get(k) != meta[k]]:
         raise ReclaimError(f"{path}: trained with another {', '.join(other)}; use another --output")
     out.mkdir(parents=True, exist_ok=True)
@@ -133,34 +161,29 @@ def train_all(
     console: Console,
 ) -> None:
     """Train each of ``settings`` (name -> weights) into out/name unless already trained: in this
-    process one after another, or on ``workers`` local processes."""
+    process one after another, or on ``workers`` local processes. Every folder is checked first
+    (:func:`is_trained`, and its checkpoint's iterations), so a bad one fails before any training.
+    """
     todo = {}
     for name, weights in settings.items():
-        if is_trained(out / name, config.iterations):
+        folder = out / name
+        if is_trained(folder, config.iterations, weights, load, jobs):
             console.print(f"{name}: trained ({config.iterations} iterations), kept")
-        else:
-            todo[name] = weights
+            continue
+        _within(folder / CHECKPOINT, checkpoint_iterations(folder), config.iterations)
+        todo[name] = weights
     if workers == 1 or len(todo) <= 1:
         for name, weights in todo.items():
             console.print(f"{name}: training")
             run_training(stores, load, jobs, config, out / name, True, console, "tvw-rl", weights)
         return
-    # spawn: workers start clean (no copied locks or numba state); train() pins torch to 1 thread
-    context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(min(workers, len(todo)), mp_context=context)
-    try:
-        with count_progress("settings", console) as progress:
-            bar = progress.add_task("training", total=len(todo))
-            futures = {
-                pool.submit(_train_quietly, stores, load, jobs, config, out / name, weights): name
-                for name, weights in todo.items()
-            }
-            for future in as_completed(futures):
-                future.result()
-                progress.console.print(f"{futures[future]}: trained")
-                progress.advance(bar)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    tasks = [(name, (stores, load, jobs, config, out / name, w)) for name, w in todo.items()]
+    with count_progress("settings", console) as progress:
+        bar = progress.add_task("training", total=len(todo))
+        # train() pins torch to one thread per worker
+        for name, _ in in_processes(_train_quietly, tasks, workers):
+            progress.console.print(f"{name}: trained")
+            progress.advance(bar)
 
 
 def _train_quietly(
@@ -234,8 +257,13 @@ def trends(frame: pl.DataFrame) -> list[dict]:
                     "store": store,
                     "axis": axis,
                     "metric": metric,
-                    "ours": int(np.sign(ours[-1] - ours[0])),
-                    "paper": int(np.sign(paper[-1] - paper[0])),
+                    "ours": _direction(ours[-1] - ours[0]),
+                    "paper": _direction(paper[-1] - paper[0]),
                 }
             )
     return rows
+
+
+def _direction(change: float) -> int:
+    """1 (rises), -1 (falls) or 0 (stays, within float noise: the metrics are means)."""
+    return 0 if abs(change) <= 1e-9 else int(np.sign(change))

@@ -274,15 +274,10 @@ def effective_gain(
 
 
 # ------------------------------------------------------------------ running workloads
-def partial_features(series: GroupedArray, steps: int) -> NDArray[np.float64]:
-    """(n, R (steps + 2)) the first ``steps`` samples (zero-padded), their mean and peak: what is
-    known of a workload ``steps`` after it starts."""
-    return features_by_age(series, steps)[-1]
-
-
 def features_by_age(series: GroupedArray, ages: int) -> NDArray[np.float64]:
-    """(ages, n, R (ages + 2)) :func:`partial_features` of every series after 1..``ages`` steps,
-    all zero-padded to ``ages`` steps (so one classifier reads every age). Series are non-empty."""
+    """(ages, n, R (ages + 2)) what is known of every series after 1..``ages`` steps: its first
+    steps (zero-padded to ``ages``, so one classifier reads every age), their mean and peak.
+    Series are non-empty."""
     n, resources = len(series), series.data.shape[1]
     # Vectorised over series and ages: the env labels a whole sequence at every age per reset.
     seen = np.minimum(series.lengths, np.arange(1, ages + 1)[:, None])  # (A, n) samples seen
@@ -299,7 +294,7 @@ def features_by_age(series: GroupedArray, ages: int) -> NDArray[np.float64]:
 
 def classifier(features: NDArray, labels: NDArray, seed: int = 0, hidden: int = 32):
     """The EC classifier: two dense ReLU layers and a softmax, Adam on cross-entropy
-    (scikit-learn's MLP) from a workload's features (:func:`partial_features`) to its class."""
+    (scikit-learn's MLP) from a workload's features (``features_by_age(...)[-1]``) to its class."""
     from sklearn.neural_network import MLPClassifier
 
     model = MLPClassifier((hidden, hidden), activation="relu", solver="adam", random_state=seed)

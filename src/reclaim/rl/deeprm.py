@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError
-from reclaim.placement.framework import Placer
+from reclaim.placement.framework import CycleState, Placer, build_placer
 from reclaim.placement.plugins.best_fit import BestFit
 from reclaim.registry import register
 from reclaim.rl import _deeprm_kernels
@@ -46,7 +46,7 @@ class DeepRMEnv:
     """Settings only (as :class:`reclaim.rl.env.PlacementEnv`); ``reset`` starts a sequence.
 
     The step's Best-Fit ranking, observation and penalties are numba kernels
-    (``rl/_deeprm_kernels.py``); ``tests/rl/deeprm_reference.py`` keeps the numpy reference.
+    (``rl/_deeprm_kernels.py``); :class:`ReferenceDeepRMEnv` keeps the numpy reference.
     """
 
     pools: list[Pool] = field(default_factory=list)
@@ -88,6 +88,7 @@ class DeepRMEnv:
         clock and the mask all ask.
         """
         replay = self.replay
+        # at a given now the queue only shrinks (arrivals come only with advance()): the key is exact
         key = (replay.now, len(replay.queue))
         if self._cache[0] != key:
             out = np.empty(self.queue_slots, np.int32)
@@ -173,6 +174,65 @@ class DeepRMEnv:
             self.spec.machines * self.spec.units,
         )
         return float(slowdown + self.underuse * unreserved)
+
+
+class ReferenceDeepRMEnv(DeepRMEnv):
+    """:class:`DeepRMEnv` in plain numpy (Best-Fit's ranking through the placement framework, no
+    compiled kernels): the reference its kernels are tested against, bit for bit
+    (``tests/rl/test_deeprm_kernels.py``)."""
+
+    def reset(self, rng: np.random.Generator, sequence=None):
+        self._placer = build_placer("best-fit")
+        return super().reset(rng, sequence)
+
+    def _hosts(self) -> tuple[NDArray[np.int32], int]:
+        """One ranking for all slots (each alone against the current free units), cached until
+        the state changes: the mask and the step both ask."""
+        replay = self.replay
+        key = (replay.now, len(replay.queue), int((replay.host_ >= 0).sum()))
+        if self._cache[0] != key:
+            out = np.full(self.queue_slots, -1, np.int32)
+            head = replay.queue[: self.queue_slots]
+            if head:
+                state = CycleState(replay.capacity_, replay.free(), replay.up_, replay.demand(head))
+                feasible, levels = self._placer.rank(state)
+                best = np.where(feasible, levels[0], -np.inf).argmax(axis=1)  # ties: lowest index
+                out[: len(head)] = np.where(feasible.any(axis=1), best, -1)
+            self._cache = (key, out, int((out >= 0).sum()))
+        return self._cache[1:]
+
+    def observe(self) -> NDArray[np.float32]:
+        replay, spec, seq = self.replay, self.spec, self.sequence
+        ends = replay.start_ + seq.usage.lengths
+        placed = replay.host_ >= 0
+        k = replay.now + np.arange(self.history)
+        running = placed[None, :] & (ends[None, :] > k[:, None])  # (h, n), started by now
+        reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (h, R)
+        width = spec.machines * spec.units
+        image = np.arange(width)[None, None, :] < reserved.T[:, :, None]  # (R, h, M C)
+        slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
+        head = replay.queue[: self.queue_slots]
+        if head:
+            slots[: len(head), :-1] = replay.demand(head) / spec.units
+            slots[: len(head), -1] = np.minimum(seq.usage.lengths[head] / self.history, 1.0)
+        backlog = min(max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1), 1.0)
+        return np.concatenate([image.ravel(), slots.ravel(), [backlog]]).astype(np.float32)
+
+    def _charge(self, stop: int) -> float:
+        first = self._charged
+        if stop <= first:
+            return 0.0
+        self._charged = stop
+        replay, seq = self.replay, self.sequence
+        t = np.arange(first, stop)[:, None]
+        lengths = seq.usage.lengths
+        ends = np.where(replay.host_ >= 0, replay.start_ + lengths, np.iinfo(np.int64).max)
+        in_system = (seq.arrival[None, :] <= t) & (ends[None, :] > t)
+        slowdown = (in_system / lengths[None, :]).sum()
+        running = (replay.host_ >= 0)[None, :] & (replay.start_[None, :] <= t) & in_system
+        reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (T, R)
+        width = self.spec.machines * self.spec.units
+        return float(slowdown + self.underuse * ((width - reserved) / width).sum())
 
 
 @register("placement", "deeprm")

@@ -22,7 +22,7 @@ from reclaim.rl.deeprm import SHIPPED as DEEPRM_SHIPPED
 from reclaim.rl.deeprm import DeepRMEnv, run_deeprm
 from reclaim.rl.env import PlacementEnv
 from reclaim.rl.policy import SHIPPED, LinearPolicy
-from reclaim.rl.running_classes import RunningClasses
+from reclaim.rl.running_classes import RunningClasses, check_classes
 from reclaim.tvw.replay import ReplayResult
 from reclaim.tvw.scenario import ScenarioSpec, Sequence
 
@@ -55,7 +55,8 @@ def run_learned(sequence: Sequence, placer: Placer, env: PlacementEnv) -> Replay
 class Learned:
     """A learned placer (``tvw-rl`` or ``deeprm``), its saved policy (None: the shipped one) and
     the equivalence classes it was trained with (none, temporal, dtw: checked against the
-    policy's settings, from which its labeller is fitted again)."""
+    policy's settings, from which its labeller is fitted again). Labelled by its name, and its
+    classes unless none (``tvw-rl+temporal``), so runs with and without them sit side by side."""
 
     name: str
     path: str | None = None
@@ -64,10 +65,11 @@ class Learned:
     def __post_init__(self) -> None:
         if self.name not in ("tvw-rl", "deeprm"):
             raise ReclaimError(f"learned placer must be tvw-rl or deeprm, not {self.name!r}")
+        check_classes(self.classes)
 
     @property
     def label(self) -> str:
-        return self.name
+        return self.name if self.classes == "none" else f"{self.name}+{self.classes}"
 
     @property
     def policy_path(self) -> str:
@@ -112,8 +114,9 @@ def _labeler(saved: str) -> RunningClasses:
 
 
 def paper_comparison(summary: pl.DataFrame) -> pl.DataFrame:
-    """Per store and load, TVW-RL's change in % against DeepRM and Tetris: utilisation (mean of
-    CPU and memory), fragmentation (likewise) and machines used, with the paper's claimed range."""
+    """Per store, load and TVW-RL policy (``tvw_rl``: its label, with its classes if any), its
+    change in % against DeepRM and Tetris: utilisation (mean of CPU and memory), fragmentation
+    (likewise) and machines used, with the paper's claimed range."""
     frame = summary.with_columns(
         util=(pl.col("util_cpu") + pl.col("util_mem")) / 2,
         frag=(pl.col("frag_cpu") + pl.col("frag_mem")) / 2,
@@ -122,25 +125,25 @@ def paper_comparison(summary: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for (store, load), group in frame.group_by("store", "load", maintain_order=True):
         by = {r["policy"]: r for r in group.iter_rows(named=True)}
-        if "tvw-rl" not in by:
-            continue
-        ours = by["tvw-rl"]
+        for label in [p for p in by if p.split("+")[0] == "tvw-rl"]:
+            ours = by[label]
 
-        def change(metric, other, by=by, ours=ours):
-            base = by.get(other, {}).get(metric)
-            return 100.0 * (ours[metric] - base) / base if base else None
+            def change(metric, other, by=by, ours=ours):
+                base = by.get(other, {}).get(metric)
+                return 100.0 * (ours[metric] - base) / base if base else None
 
-        rows.append(
-            {
-                "store": store,
-                "load": load,
-                "util_vs_deeprm_pct": change("util", "deeprm"),
-                "frag_vs_deeprm_pct": change("frag", "deeprm"),
-                "frag_vs_tetris_pct": change("frag", "tetris"),
-                "machines_vs_deeprm_pct": change("machines_used", "deeprm"),
-                "machines_vs_tetris_pct": change("machines_used", "tetris"),
-                "overshoot_tvw_rl": ours["overshoot_pct"],
-                "overshoot_best_fit": by.get("best-fit", {}).get("overshoot_pct"),
-            }
-        )
+            rows.append(
+                {
+                    "store": store,
+                    "load": load,
+                    "tvw_rl": label,
+                    "util_vs_deeprm_pct": change("util", "deeprm"),
+                    "frag_vs_deeprm_pct": change("frag", "deeprm"),
+                    "frag_vs_tetris_pct": change("frag", "tetris"),
+                    "machines_vs_deeprm_pct": change("machines_used", "deeprm"),
+                    "machines_vs_tetris_pct": change("machines_used", "tetris"),
+                    "overshoot_tvw_rl": ours["overshoot_pct"],
+                    "overshoot_best_fit": by.get("best-fit", {}).get("overshoot_pct"),
+                }
+            )
     return pl.DataFrame(rows)

@@ -24,7 +24,7 @@ from reclaim.errors import ReclaimError
 from reclaim.rl.env import PlacementEnv, require
 from reclaim.rl.policy import LinearPolicy, network
 from reclaim.rl.rewards import Weights
-from reclaim.rl.running_classes import RunningClasses
+from reclaim.rl.running_classes import RunningClasses, check_classes
 from reclaim.tvw.scenario import sample_sequence
 
 CHECKPOINT = "checkpoint.pt"
@@ -137,7 +137,7 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     if resume and (out / CHECKPOINT).is_file():
         state = torch.load(out / CHECKPOINT, weights_only=False)
-        saved = state["config"] | state.get("settings", setup)  # older checkpoints: config only
+        saved = state["config"] | (state.get("settings") or _policy_settings(out))
         asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
         other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
         if other:
@@ -174,9 +174,28 @@ def train(
                 "settings": setup,
             }
             torch.save(state, out / CHECKPOINT)
-    policy = LinearPolicy.from_network(net, setup | {"iterations": config.iterations})
+    run = {"iterations": config.iterations, "jobs": env.spec.jobs}
+    policy = LinearPolicy.from_network(net, setup | run)
     policy.save(out / POLICY)
     return policy
+
+
+def _policy_settings(out: Path) -> dict:
+    """The env settings of out/policy.npz, for a checkpoint saved before checkpoints recorded
+    them (config only): the policy of the same training does. Neither: a one-line error."""
+    if not (out / POLICY).is_file():
+        raise ReclaimError(
+            f"{out / CHECKPOINT}: checkpoint predates recorded settings; drop --resume"
+        )
+    saved = LinearPolicy.load(out / POLICY).settings
+    return {k: v for k, v in saved.items() if k not in ("iterations", "jobs")}
+
+
+def checkpoint_iterations(folder: Path) -> int:
+    """Iterations done by the checkpoint in ``folder`` (0: none)."""
+    if not (folder / CHECKPOINT).is_file():
+        return 0
+    return int(require("torch").load(folder / CHECKPOINT, weights_only=False)["iteration"])
 
 
 def make_agent_env(agent: str, pools, spec, load: float, classes: str = "none", seed: int = 0):
@@ -188,6 +207,7 @@ def make_agent_env(agent: str, pools, spec, load: float, classes: str = "none", 
     kinds = {"tvw-rl": PlacementEnv, "deeprm": DeepRMEnv}
     if agent not in kinds:
         raise ReclaimError(f"agent must be tvw-rl or deeprm, not {agent!r}")
+    check_classes(classes)
     env = kinds[agent](pools, spec, load)
     if classes == "none":
         return env

@@ -26,6 +26,16 @@ from reclaim.tvw.pool import Pool, load_pool
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
 
 DISTANCES = ("temporal", "dtw")
+#: --classes: one class (none), or the distance of classes re-predicted as workloads run.
+CLASSES = ("none", *DISTANCES)
+
+
+def check_classes(classes: str) -> str:
+    """``classes`` if it is one of CLASSES; else a one-line error."""
+    if classes not in CLASSES:
+        choices = f"{', '.join(CLASSES[:-1])} or {CLASSES[-1]}"
+        raise ReclaimError(f"--classes must be {choices}, not {classes!r}")
+    return classes
 
 
 @dataclass

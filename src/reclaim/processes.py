@@ -1,0 +1,30 @@
+"""A pool of spawned local processes that hands results back as they finish: experiment runs
+(``experiments.backends``) and the RL ablation's trainings (``rl.ablation``) share it."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import TypeVar
+
+Key = TypeVar("Key")
+
+
+def in_processes(
+    fn: Callable[..., object], tasks: list[tuple[Key, tuple]], workers: int
+) -> Iterator[tuple[Key, object]]:
+    """``fn(*args)`` for each ``(key, args)`` of ``tasks`` on ``workers`` processes (at most one
+    per task), submitted in order; yields ``(key, result)`` as each finishes, in any order. A
+    task's exception is raised here; closing the generator cancels the tasks not yet started."""
+    # spawn: workers start clean (no copied locks or numba state), on every platform
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(min(workers, len(tasks)), mp_context=context)
+    try:
+        pending = {pool.submit(fn, *args): key for key, args in tasks}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield pending.pop(future), future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
