@@ -401,10 +401,13 @@ Classes = Annotated[
 ]
 
 
+TrainingLoad = Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")]
+
+
 @rl_app.command("train")
 def rl_train(
     store: UsageStores = None,
-    load: Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")] = 50,
+    load: TrainingLoad = 50,
     jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode.")] = 200,
     iterations: Annotated[int, typer.Option(min=1, help="Policy updates.")] = 2000,
     trajectories: Annotated[int, typer.Option(min=1, help="Episodes per update.")] = 20,
@@ -497,7 +500,7 @@ def rl_eval(
 @rl_app.command("ablate")
 def rl_ablate(
     store: UsageStores = None,
-    load: Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")] = 50,
+    load: TrainingLoad = 50,
     jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode and sequence.")] = 200,
     iterations: Annotated[int, typer.Option(min=1, help="Policy updates per setting.")] = 2000,
     seed: Annotated[
