@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from reclaim.errors import ReclaimError, TraceError
-from reclaim.lifetime.vms import load_pool, load_vms
+from reclaim.lifetime.vms import load_hosts, load_vms
 from reclaim.traces import load_store, sample_path
 
 
@@ -105,8 +105,8 @@ def test_subset_by_mask_index_and_slice(dlrm):
     assert len(empty) == 0 and empty.features.schema == dlrm.features.schema
 
 
-def test_load_pool_reads_the_openb_nodes():
-    ids, capacity = load_pool(sample_path("alibaba-gpu2023"))
+def test_load_hosts_reads_the_openb_nodes():
+    ids, capacity = load_hosts(sample_path("alibaba-gpu2023"))
     assert ids.shape == (1523,) and capacity.shape == (1523, 3)
     assert capacity.dtype == np.float64
     assert ids[0] == "openb-node-0000"
@@ -116,7 +116,7 @@ def test_load_pool_reads_the_openb_nodes():
 
 def test_a_store_without_hosts_has_no_pool():
     with pytest.raises(TraceError, match="no hosts table"):
-        load_pool(sample_path("alibaba-gpu2025"))
+        load_hosts(sample_path("alibaba-gpu2025"))
 
 
 def test_a_store_that_is_not_a_lifetime_trace_is_refused():

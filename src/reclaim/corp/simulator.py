@@ -68,7 +68,7 @@ served and ``r`` the job's allocation, the paper's "amount allocated to J_i at t
 Lending thus raises utilisation (the same resources serve two jobs), a reclaim shows up as both
 the owner and the borrower counting the taken-back part (and as the borrower's unmet demand, not
 counted as used), and ``d <= r`` holds for every job. The SLO violation rate. The prediction
-error rate of section IV on CPU (see :meth:`SimResult.summary`; a lender's demand, hence its
+error rate of section IV on CPU (see :meth:`CorpResult.summary`; a lender's demand, hence its
 actual unused amount, does not depend on what it lent). Allocation latency: wall time of the
 placement of every batch plus the provisioner's refreshes, in total for the run (the paper's Fig.
 10 measures the latency "for allocating resource to 300 jobs") and per job; the one-off training in
@@ -127,7 +127,7 @@ def default_placement(provisioner: str) -> str:
 
 
 @dataclass
-class SimResult:
+class CorpResult:
     """Outcome of one run.
 
     Per job (N,): host int32 VM (-1 never placed), borrower bool (ran on lent resources),
@@ -252,7 +252,7 @@ def simulate(
     max_slots: int | None = None,
     provisioners: list[Any] | None = None,
     borrowing: str = "loans",
-) -> SimResult:
+) -> CorpResult:
     """Replay ``scenario.jobs`` with the registered ``provisioner`` (settings ``params``).
 
     placement: a :func:`~reclaim.placement.framework.build_placer` spec (default
@@ -565,7 +565,7 @@ class _Run:
         overlent = (actual[lending] < pred[lending] - 1e-9).any(axis=1)
         return per_job, overlent, table
 
-    def result(self, provisioner: str, placement: str, epsilon: float, fit_s: float) -> SimResult:
+    def result(self, provisioner: str, placement: str, epsilon: float, fit_s: float) -> CorpResult:
         names = ["slot", "running", "queued", "borrowers", "slowed"]
         for prefix in ("demand", "used", "held", "lent", "short"):
             names += [f"{prefix}_{r}" for r in RESOURCES]
@@ -588,7 +588,7 @@ class _Run:
         active = data[:, 1] > 0
         vm_cap = np.outer(active, self.cap.sum(axis=0))
         pred_error, overlent, predictions = self._prediction_errors()
-        return SimResult(
+        return CorpResult(
             provisioner=provisioner,
             placement=placement,
             slot_s=float(self.sc.slot_s),

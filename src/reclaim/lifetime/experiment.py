@@ -294,9 +294,9 @@ def pool_capacity(pool: Pool, vms: VmTable, until: float) -> np.ndarray:
     ``vms`` up to ``until`` fills ``load`` of the tightest resource."""
     peak = peak_demand(vms, until)
     if pool.host == "store":
-        from reclaim.lifetime.vms import load_pool
+        from reclaim.lifetime.vms import load_hosts
 
-        _, nodes = load_pool(pool.store)
+        _, nodes = load_hosts(pool.store)
         # A fixed shuffle keeps the node mix of the real cluster in every prefix.
         order = np.random.default_rng(0).permutation(len(nodes))
         total = np.cumsum(nodes[order], axis=0)

@@ -172,7 +172,7 @@ def load_vms(store: Store | str | Path, family: str | None = None) -> VmTable:
     )
 
 
-def load_pool(store: Store | str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
+def load_hosts(store: Store | str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
     """Host ids (H,) and capacities (H, 3) in :data:`RESOURCES` units (no GPU column: 0) from
     the store's hosts table, in table order; a host listed at several times gets its latest
     row. ReclaimError if the store has no hosts table."""
