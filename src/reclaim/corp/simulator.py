@@ -441,8 +441,6 @@ class _Run:
             own = ~self.borrower[run]
             # owners' reservations are guaranteed: served first, whatever they lent
             used = np.where(own[:, None], np.minimum(d, req), 0.0)
-            load = np.zeros((self.v, R))
-            np.add.at(load, vm[own], used[own])
             if self.borrowing == "loans":
                 loans = self._available_loans(run[own], used[own])[run[~own]]
                 # a loan split among lenders may sum to a rounding error below the request
@@ -451,6 +449,8 @@ class _Run:
                 used[~own] = np.minimum(d[~own], loans)
                 self.reclaimed_slots[run[~own]] += ~whole.all(axis=1)
             else:  # borrowers split what the owners leave of the VM, in proportion to demand
+                load = np.zeros((self.v, R))
+                np.add.at(load, vm[own], used[own])
                 left = np.maximum(self.cap - load, 0.0)
                 want = np.zeros((self.v, R))
                 np.add.at(want, vm[~own], d[~own])
