@@ -110,24 +110,8 @@ def _by_jobs(table, metrics: list[tuple[str, str]], title: str, path: Path) -> P
     base = defaults(table)
     if base.is_empty():
         return None
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
-    for ax, (metric, ylabel) in zip(axes[0], metrics, strict=True):
-        for (method,), part in base.sort("n_jobs").group_by("provisioner", maintain_order=True):
-            ax.plot(
-                part["n_jobs"],
-                part[metric],
-                marker="o",
-                label=method,
-                color=_METHOD_COLOURS.get(method),
-            )
-        ax.set_xlabel("number of jobs")
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    panels = [("n_jobs", metric, "number of jobs", ylabel) for metric, ylabel in metrics]
+    return _method_lines(base, panels, title, path, percent=False)
 
 
 #: The SLO measures: a job late past its threshold, a borrower whose loans were reclaimed, and
@@ -139,15 +123,16 @@ SLO_MEASURES = (
 )
 
 
-def _method_lines(data: pl.DataFrame, panels, title: str, path: Path) -> Path:
+def _method_lines(data: pl.DataFrame, panels, title: str, path: Path, percent: bool = True) -> Path:
     """One panel per (x, y, xlabel, ylabel); in each, a line per method through its points
-    sorted by x, both in %."""
+    sorted by x (both rates shown in % unless ``percent`` is False)."""
+    scale = 100 if percent else 1
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False)
     for ax, (x, y, xlabel, ylabel) in zip(axes[0], panels, strict=True):
         for (method,), part in data.sort(x).group_by("provisioner", maintain_order=True):
             ax.plot(
-                100 * part[x],
-                100 * part[y],
+                scale * part[x],
+                scale * part[y],
                 marker="o",
                 label=method,
                 color=_METHOD_COLOURS.get(method),
