@@ -52,7 +52,7 @@ def with_running(sc: CorpScenario, min_slots: int) -> tuple[CorpScenario, np.nda
 def start_state(sc: CorpScenario, provs, method: str, running, hist, window: int) -> _Run:
     """A simulator state at slot t: the running jobs placed with ``hist`` slots of usage each, the
     batch waiting. The slot t is a refresh slot (a multiple of ``window``)."""
-    run = _Run(sc, provs, _make_placer(default_placement(method), 0), window, None)
+    run = _Run(sc, provs, _make_placer(default_placement(method), 0), window, None, "loans")
     t = int(np.ceil(hist.max() / window) * window)
     run.t = t
     free = run.cap - run.vm_alloc
