@@ -82,6 +82,21 @@ def test_missing_policy_file_fails_in_one_line(tmp_path):
         LinearPolicy.load(tmp_path / "none.npz")
 
 
+@pytest.mark.parametrize("content", [b"garbage", b"PK\x03\x04truncated"])
+def test_a_broken_policy_file_fails_in_one_line_naming_it(tmp_path, content):
+    path = tmp_path / "broken.npz"
+    path.write_bytes(content)
+    with pytest.raises(ReclaimError, match="broken.npz: not a policy saved by reclaim rl train"):
+        LinearPolicy.load(path)
+
+
+def test_a_policy_file_without_weights_fails_in_one_line(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, x=np.zeros(3))
+    with pytest.raises(ReclaimError, match="other.npz: not a policy"):
+        LinearPolicy.load(path)
+
+
 def test_shipped_policies_place_the_default_scenario(bitbrains):
     from dataclasses import replace
 

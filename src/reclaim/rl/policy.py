@@ -9,6 +9,7 @@ a trained policy places without torch or Gymnasium.
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -74,9 +75,13 @@ class LinearPolicy:
         path = Path(path) if path else Path(str(files("reclaim").joinpath("data", SHIPPED)))
         if not path.is_file():
             raise ReclaimError(f"{path}: no trained policy there (train one: reclaim rl train)")
-        with np.load(path) as z:
-            arrays = {k: z[k].astype(np.float32) for k in ("w1", "b1", "w2", "b2")}
-            settings = json.loads(str(z["settings"]))
+        try:
+            with np.load(path) as z:
+                arrays = {k: z[k].astype(np.float32) for k in ("w1", "b1", "w2", "b2")}
+                settings = json.loads(str(z["settings"]))
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            # a truncated or foreign file: say which, not how numpy failed to read it
+            raise ReclaimError(f"{path}: not a policy saved by reclaim rl train ({err})") from err
         return cls(**arrays, settings=settings)
 
 
