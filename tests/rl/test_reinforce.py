@@ -10,7 +10,15 @@ import pytest
 from rl_sequences import sequence, small_env
 
 from reclaim.errors import ReclaimError
-from reclaim.rl.reinforce import CHECKPOINT, POLICY, TrainConfig, evaluate_return, train
+from reclaim.rl.reinforce import (
+    CHECKPOINT,
+    POLICY,
+    TrainConfig,
+    checkpoint_iterations,
+    evaluate_return,
+    load_checkpoint,
+    train,
+)
 from reclaim.rl.rewards import Weights
 
 pytest.importorskip("torch")
@@ -88,3 +96,18 @@ def test_deeprm_selector_trains_on_the_same_reinforce(tmp_path):
     policy = train(env, config, tmp_path, sequences=[seq])
     assert policy.w2.shape == (4, 20) and policy.settings["env"] == "DeepRMEnv"
     assert np.isfinite(evaluate_return(env, policy, seq))
+
+
+@pytest.mark.parametrize("content", [b"junk", b""])
+def test_an_unreadable_checkpoint_is_a_one_line_error_and_stays_on_disk(tmp_path, content):
+    (tmp_path / CHECKPOINT).write_bytes(content)
+    with pytest.raises(ReclaimError, match="unreadable checkpoint .*delete it to start over"):
+        checkpoint_iterations(tmp_path)
+    assert (tmp_path / CHECKPOINT).read_bytes() == content
+
+
+def test_a_foreign_pickle_is_not_taken_for_a_checkpoint(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.save({"weights": 1}, tmp_path / CHECKPOINT)
+    with pytest.raises(ReclaimError, match="not a checkpoint written by reclaim rl train"):
+        load_checkpoint(tmp_path)

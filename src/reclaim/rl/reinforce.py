@@ -14,6 +14,7 @@ Randomness: the network's initialisation from ``seed``, each iteration's action 
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -136,7 +137,7 @@ def train(
     start, history = 0, []
     out.mkdir(parents=True, exist_ok=True)
     if resume and (out / CHECKPOINT).is_file():
-        state = torch.load(out / CHECKPOINT, weights_only=False)
+        state = load_checkpoint(out)
         saved = state["config"] | (state.get("settings") or _policy_settings(out))
         asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
         other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
@@ -191,11 +192,26 @@ def _policy_settings(out: Path) -> dict:
     return {k: v for k, v in saved.items() if k not in ("iterations", "jobs")}
 
 
+def load_checkpoint(folder: Path) -> dict:
+    """The checkpoint in ``folder``, or a one-line error if it cannot be read (a run killed while
+    writing it leaves a truncated file)."""
+    path = folder / CHECKPOINT
+    try:
+        state = require("torch").load(path, weights_only=False)
+    except (OSError, EOFError, RuntimeError, ValueError, pickle.PickleError) as err:
+        raise ReclaimError(
+            f"{path}: unreadable checkpoint ({err}); delete it to start over"
+        ) from err
+    if not isinstance(state, dict) or "iteration" not in state:
+        raise ReclaimError(f"{path}: not a checkpoint written by reclaim rl train")
+    return state
+
+
 def checkpoint_iterations(folder: Path) -> int:
     """Iterations done by the checkpoint in ``folder`` (0: none)."""
     if not (folder / CHECKPOINT).is_file():
         return 0
-    return int(require("torch").load(folder / CHECKPOINT, weights_only=False)["iteration"])
+    return int(load_checkpoint(folder)["iteration"])
 
 
 def make_agent_env(agent: str, pools, spec, load: float, classes: str = "none", seed: int = 0):
