@@ -69,12 +69,18 @@ def alibaba_gpu2025(traces: Path, stage: Path) -> tuple[Path, str]:
     return src, "every row of the development extract"
 
 
+def google2019_usage(traces: Path, stage: Path) -> tuple[Path, str]:
+    src = traces / "google-clusterdata-2019-instance-usage-sample"
+    return src, "every row of the development extract (34 task files, input-sim and input-dis)"
+
+
 SAMPLES = {
     "bitbrains": bitbrains,
     "alibaba2017": alibaba2017,
     "google2011-derived": google,
     "alibaba-gpu2023": alibaba_gpu2023,
     "alibaba-gpu2025": alibaba_gpu2025,
+    "google2019-usage": google2019_usage,
 }
 
 

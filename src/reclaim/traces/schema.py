@@ -44,6 +44,7 @@ WORKLOADS_SCHEMA: dict[str, pl.DataType] = {
 OPTIONAL_WORKLOADS: dict[str, pl.DataType] = {
     "gpu_request": pl.Float64(),  # GPUs; fractions for GPU-sharing pods
     "disk_request": pl.Float64(),  # GiB
+    "mem_assigned": pl.Float64(),  # memory the scheduler set aside (Google 2019), largest over life
 }
 
 #: Usage table: one sample per (id, time) at the trace's own period.
@@ -52,6 +53,14 @@ USAGE_SCHEMA: dict[str, pl.DataType] = {
     "time": pl.Float64(),
     "cpu": pl.Float64(),  # unit in meta["units"]["cpu"]
     "mem": pl.Float64(),  # unit in meta["units"]["mem"]; null for CPU-only traces
+}
+#: Optional usage columns, in the units of cpu and mem: the window's peak, and the percentiles
+#: of 1-second CPU samples within it (Google 2019), for drawing fluctuation below the period.
+CPU_PERCENTILES: tuple[int, ...] = (*range(0, 100, 10), *range(91, 100))
+OPTIONAL_USAGE: dict[str, pl.DataType] = {
+    "cpu_max": pl.Float64(),
+    "mem_max": pl.Float64(),
+    **{f"cpu_p{q}": pl.Float64() for q in CPU_PERCENTILES},
 }
 
 #: Host table (optional).

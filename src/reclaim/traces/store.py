@@ -44,7 +44,8 @@ class Store:
         return pl.scan_parquet(self.path / WORKLOADS_FILE)
 
     def usage(self) -> pl.LazyFrame:
-        """Samples sorted by id then time, :data:`reclaim.traces.schema.USAGE_SCHEMA`."""
+        """Samples sorted by id then time, :data:`reclaim.traces.schema.USAGE_SCHEMA` plus the
+        optional columns the trace has (:data:`~reclaim.traces.schema.OPTIONAL_USAGE`)."""
         return pl.scan_parquet(self.path / USAGE_FILE)
 
     def hosts(self) -> pl.LazyFrame | None:

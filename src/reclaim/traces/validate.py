@@ -1,5 +1,5 @@
-"""Checks every reader shares: types, required values, signs, order within a series, unique ids,
-and the count of rows left out on purpose.
+"""Checks every reader shares: types, required values, signs, finiteness and physical bounds,
+order within a series, unique ids, and the count of rows left out on purpose.
 
 A check that fails raises :class:`RowError` naming the file and line; a row filtered on purpose
 goes through :meth:`Filtered.drop`, which counts it by reason, so no row disappears silently.
@@ -81,6 +81,22 @@ def non_negative(df: pl.DataFrame, path: str | Path, columns: Iterable[str]) -> 
     """Usage, capacities and requests cannot be negative: error at the first negative value."""
     if (hit := _first(df, {c: pl.col(c) < 0 for c in columns})) is not None:
         _raise_at(df, path, hit, f"negative {hit[0]}: {df[hit[0]][hit[1]]}")
+
+
+def finite(df: pl.DataFrame, path: str | Path, columns: Iterable[str]) -> None:
+    """An infinite value is no measurement: error at the first one."""
+    if (hit := _first(df, {c: pl.col(c).is_infinite() for c in columns})) is not None:
+        _raise_at(df, path, hit, f"{hit[0]} is not finite: {df[hit[0]][hit[1]]}")
+
+
+def at_most(
+    df: pl.DataFrame, path: str | Path, columns: Iterable[str], bound: float, meaning: str
+) -> None:
+    """Values above a physical ``bound`` are corrupt or in another unit, not usage: error at the
+    first one; ``meaning`` says what the bound is (e.g. "twice the largest machine")."""
+    if (hit := _first(df, {c: pl.col(c) > bound for c in columns})) is not None:
+        value = df[hit[0]][hit[1]]
+        _raise_at(df, path, hit, f"{hit[0]} is {value:.6g}, above {bound:g} ({meaning})")
 
 
 class Filtered:

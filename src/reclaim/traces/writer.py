@@ -18,6 +18,7 @@ from reclaim.traces.schema import (
     HOSTS_FILE,
     HOSTS_SCHEMA,
     OPTIONAL_HOSTS,
+    OPTIONAL_USAGE,
     OPTIONAL_WORKLOADS,
     USAGE_FILE,
     USAGE_SCHEMA,
@@ -99,7 +100,7 @@ class StoreWriter:
         self._tables = {
             "workloads": _Table(root / WORKLOADS_FILE, WORKLOADS_SCHEMA, OPTIONAL_WORKLOADS),
             # usage goes to a part file until close() knows whether it must be sorted
-            "usage": _Table(root / f"{USAGE_FILE}.part", USAGE_SCHEMA, {}),
+            "usage": _Table(root / f"{USAGE_FILE}.part", USAGE_SCHEMA, OPTIONAL_USAGE),
             "hosts": _Table(root / HOSTS_FILE, HOSTS_SCHEMA, OPTIONAL_HOSTS),
         }
         self._hosts_written = False

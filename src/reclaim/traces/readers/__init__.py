@@ -4,8 +4,9 @@ To add a format, write a module here with a :class:`TraceReader` subclass decora
 ``@register("trace_format", "<name>")``, describe its files with a ``CsvLayout`` and check rows
 with the helpers in :mod:`reclaim.traces.validate`; other packages register readers through the
 ``reclaim.trace_format`` entry point group. Formats with public schemas that fit this mould but
-no rows here to test against: Google 2011 task_events/task_usage, Google 2019 instance_events/
-instance_usage, Alibaba 2018 container_meta/container_usage and batch_task/batch_instance.
+no rows here to test against: Google 2011 task_events/task_usage, Google 2019 instance_events
+and the raw instance_usage tables (``google2019-usage`` reads a per-task extract of the latter),
+Alibaba 2018 container_meta/container_usage and batch_task/batch_instance.
 """
 
 from reclaim.traces.readers import (  # noqa: F401  (importing registers them)
@@ -16,6 +17,7 @@ from reclaim.traces.readers import (  # noqa: F401  (importing registers them)
     azure2019,
     bitbrains,
     google2011_derived,
+    google2019_usage,
 )
 from reclaim.traces.readers.base import TraceReader
 
