@@ -155,11 +155,10 @@ def test_no_recommendation_before_the_first_sample():
 
 
 def test_samples_a_day_older_count_half():
-    # CPU samples 0.2 cores at t=0 and 1.0 core at t=1 day weigh 1 : 2 (same request). Memory
+    # CPU samples 0.2 cores at t=0 and 1.0 core at t=1 day weigh 1 : 2. Memory
     # peaks (0.5 GiB, then 2 GiB the next day) are stamped at their intervals' ends, also a
     # day apart: 1 : 2 as well. With weights 1 : 2 the 40th percentile (threshold 1.2) is past
-    # the older sample; were they equal (threshold 0.8) it would be the older one. (No updates:
-    # a smaller CPU allocation would make the second sample weigh less.)
+    # the older sample; were they equal (threshold 0.8) it would be the older one.
     ctrl = plain(
         lower_percentile=0.3,
         target_percentile=0.4,
@@ -209,8 +208,25 @@ def test_margin_and_minimums():
     assert rec[1, UP].tolist() == [np.inf, np.inf]  # one sample: confidence 0
 
 
-def test_cpu_samples_weigh_by_request_at_least_min_weight():
+def test_cpu_samples_weigh_the_same_whatever_the_allocation():
+    # upstream since issue #7818: every CPU sample weighs minSampleWeight (0.1)
     ctrl = plain(target_percentile=0.5)
+    view = View(table([[4.0, 8.0]]))
+    wt = view.workloads
+    wt.limit[0] = [0.05, 8.0]
+    tick(ctrl, view, 0.0, used=[[0.05, 1.0]])
+    tick(ctrl, view, 1.0)
+    wt.limit[0] = [3.0, 8.0]  # a request-weighted sample would weigh 3.0
+    wt.used[0] = [0.3, 1.0]
+    tick(ctrl, view, 2.0)
+    w = ctrl.cpu_.weight[ctrl.slot_of_[0]]
+    buckets = find_bucket(np.array([0.05, 0.3]), 0.01, 1.05, 176)
+    assert w[buckets] == pytest.approx([0.1, 0.1], rel=1e-4)  # decay over 1 s: ~1e-5
+    assert w.sum() == pytest.approx(0.2, rel=1e-4)
+
+
+def test_request_weighting_weighs_cpu_samples_by_allocation_at_least_min_weight():
+    ctrl = plain(target_percentile=0.5, cpu_sample_weight="request")
     view = View(table([[4.0, 8.0]]))
     wt = view.workloads
     wt.limit[0] = [0.05, 8.0]  # the sample observed at 0 weighs max(0.05, 0.1) = 0.1
@@ -442,7 +458,19 @@ def test_registered_and_params_round_trip():
     assert isinstance(ctrl, VerticalPodAutoscaler) and not ctrl.needs_forecast
     params = ctrl.get_params()
     assert params["safety_margin"] == 0.2 and params["min_cpu"] == 0.025
+    assert params["cpu_sample_weight"] == "constant"
     assert VerticalPodAutoscaler(**params).get_params() == params
+    other = registry.build("controller", "vpa", cpu_sample_weight="request")
+    assert other.get_params()["cpu_sample_weight"] == "request"
+
+
+@pytest.mark.parametrize(
+    "setting", [{"cpu_sample_weight": "allocation"}, {"bucket_growth": 0.0}, {"oom_basis": "x"}]
+)
+def test_bad_settings_fail_at_the_first_decision(setting):
+    ctrl = VerticalPodAutoscaler(**setting)  # constructors only store settings
+    with pytest.raises(ValueError, match=next(iter(setting))):
+        ctrl.decide(View(table([[1.0, 1.0]])))
 
 
 def test_a_second_call_at_the_same_time_learns_nothing_new():

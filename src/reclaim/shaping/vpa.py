@@ -1,10 +1,10 @@
 """The Kubernetes Vertical Pod Autoscaler (VPA) recommender and updater as a shaping controller.
 
 What VPA does. The recommender keeps, per *aggregate* (in Kubernetes: one container name under one
-VPA object, pooled over all its pods), two decaying histograms: every CPU usage sample (weighted by
-the container's CPU request, at least 0.1 core, so that history fades faster after the request
-grows) and one memory sample per container per 24 h aggregation interval, the interval's peak.
-Sample weights halve every 24 h of sample age. From them it recommends, per resource,
+VPA object, pooled over all its pods), two decaying histograms: every CPU usage sample, each with
+the same weight (0.1), and one memory sample per container per 24 h aggregation interval, the
+interval's peak. Sample weights halve every 24 h of sample age. From them it recommends, per
+resource,
 
     target = p90 * 1.15,   lower = p50 * 1.15 * (1 + 0.001/c)^-2,   upper = p95 * 1.15 * (1 + 1/c)
 
@@ -22,14 +22,30 @@ What we mirror: all of the above, with VPA's defaults (the constructor's default
 ``pkg/recommender/model/aggregations_config.go`` (5 % bucket growth, 24 h half-lives, 24 h memory
 interval x 8, OOM bump 1.2 and 100 MiB, min sample weight 0.1, epsilon 1e-4),
 ``model/container.go`` (peak per interval, OOM sample), ``model/aggregate_container_state.go``
-(CPU weight), ``util/histogram.go`` and ``util/histogram_options.go`` (exponential buckets from
-0.01 core and 1e7 bytes up to 1000 cores and 1e12 bytes, 176 each; some upstream versions start
+(CPU sample weight), ``util/histogram.go`` and ``util/histogram_options.go`` (exponential buckets
+from 0.01 core and 1e7 bytes up to 1000 cores and 1e12 bytes, 176 each; some upstream versions start
 CPU at 0.001 core: ``cpu_first_bucket``; a percentile is the *end* of the bucket where the
 cumulative weight first reaches it),
 ``util/decaying_histogram.go`` (weights stored relative to a reference time, a multiple of the
 half-life, renormalised when they reach 2^100), ``logic/estimator.go`` and
 ``logic/recommender.go`` (percentiles, 15 % margin, confidence multipliers, minimums) and
 ``pkg/updater/priority/`` (the update rules: outside the bounds, or 12 h and 10 %).
+
+CPU sample weight. aggregate_container_state.go's comment says CPU samples weigh the container's
+CPU request (at least 0.1 core), so that raising the request makes older history fade (PR #750,
+2018). That never took effect: the request on a CPU sample is always zero when it reaches the
+aggregate (reported for v1.3.0 and traced to the move from per-pod to per-label-set aggregation,
+PR #815), so every CPU sample has weighed the minimum, 0.1 (kubernetes/autoscaler issue #7818,
+2025; upstream has since dropped the request from samples, and container_test.go expects the
+constant weight). We do the same (``cpu_sample_weight="constant"``).
+``cpu_sample_weight="request"`` weighs each sample by ``max(allocation, min_sample_weight)``, the
+documented intent, kept to compare against. The two differ once the allocation has changed
+(tests/shaping/test_vpa_rise.py): after a shrink, samples taken before it (at the full request)
+outweigh those taken after it, so a rise in demand soon after the shrink is followed later (seen
+in full, a rise half a day after the shrink is covered in 3.2 h instead of 1.2 h); but where
+usage is capped at the allocation, as in our simulator, each step of a long climb weighs more
+than the last, so request weighting climbs faster (0.2 to 1 core after 8 days at 0.2: 20.5 h
+instead of 33 h; constant weights take 3.7 h per ~20 % step).
 
 Where we differ, and why:
 
@@ -114,6 +130,7 @@ _SETTINGS = (
     "cpu_first_bucket",
     "mem_first_bucket",
     "min_sample_weight",
+    "cpu_sample_weight",
     "oom_bump_ratio",
     "oom_min_bump",
     "oom_basis",
@@ -127,7 +144,11 @@ _SETTINGS = (
 # ---------------------------------------------------------------------------- histogram helpers
 def bucket_starts(first: float, ratio: float, top: float) -> NDArray[np.float64]:
     """(B,) start of each exponential bucket: 0, then ``first * (ratio^n - 1) / (ratio - 1)``;
-    as many buckets as needed for the last one to start at or above ``top``."""
+    as many buckets as needed for the last one to start at or above ``top``. ``ratio`` 1 gives
+    linear buckets of width ``first`` (histogram_options.go's linear options, which upstream's
+    own histogram tests use)."""
+    if ratio == 1.0:
+        return first * np.arange(int(np.ceil(top / first)) + 1, dtype=np.float64)
     n = int(np.ceil(np.log(top * (ratio - 1) / first + 1) / np.log(ratio))) + 1
     return first * (ratio ** np.arange(n, dtype=np.float64) - 1) / (ratio - 1)
 
@@ -135,7 +156,10 @@ def bucket_starts(first: float, ratio: float, top: float) -> NDArray[np.float64]
 def find_bucket(values: NDArray, first: float, ratio: float, n: int) -> NDArray[np.int64]:
     """(m,) bucket of each value (the inverse of :func:`bucket_starts`), clipped to [0, n-1]."""
     v = np.maximum(np.asarray(values, np.float64), 0.0)
-    b = np.floor(np.log(v * (ratio - 1) / first + 1) / np.log(ratio)).astype(np.int64)
+    if ratio == 1.0:
+        b = np.floor(v / first).astype(np.int64)
+    else:
+        b = np.floor(np.log(v * (ratio - 1) / first + 1) / np.log(ratio)).astype(np.int64)
     return np.clip(b, 0, n - 1)
 
 
@@ -325,6 +349,28 @@ class DecayingHistograms:
         return out
 
 
+# ---------------------------------------------------------------------------- the estimator
+@numba.njit(cache=True, error_model="numpy")
+def confidence_multiplier(confidence, multiplier, exponent):
+    """estimator.go's confidence multiplier ``(1 + multiplier / confidence)^exponent``, where
+    ``confidence`` is the history length in days (scalar or array): inf (exponent > 0) or 0
+    (exponent < 0) with no history. The recommender scales the upper bound by (1, 1) and the
+    lower bound by (0.001, -2)."""
+    return (1.0 + multiplier / confidence) ** exponent
+
+
+def estimate(percentiles, confidence, margin, minimums):
+    """(n, 3, R) lower bound, target and upper bound, recommender.go's chain, plain numpy:
+    ``percentiles`` (n, 3, R) (lower, target, upper percentile; cores, GiB) plus the safety
+    ``margin`` (fraction), the bounds scaled by :func:`confidence_multiplier` of ``confidence``
+    (n,) days, then all raised to ``minimums`` (R,); not capped."""
+    est = np.asarray(percentiles, np.float64) * (1.0 + margin)
+    confidence = np.asarray(confidence, np.float64)
+    for k, (mult, exp) in ((2, UPPER_CONFIDENCE), (0, LOWER_CONFIDENCE)):
+        est[:, k] *= confidence_multiplier(confidence, mult, exp)[:, None]
+    return np.maximum(est, minimums)
+
+
 # ---------------------------------------------------------------------------- the updater
 def update_rule(est, request, limit, new, age, update_threshold, lifetime):
     """The updater's choice, plain numpy: which rows to resize and to what.
@@ -368,7 +414,7 @@ def recommend_and_update(
     update_threshold,
     lifetime,
 ):
-    """The recommender's estimate (``VerticalPodAutoscaler._estimate``) and :func:`update_rule`
+    """The recommender's :func:`estimate` and :func:`update_rule`
     fused in one pass over rows whose (non-empty) aggregates are ``slots`` (the 60-odd numpy
     calls they take cost more than the arithmetic at 10,000 rows). ``*_idx`` (K, 3) are the
     percentile buckets, lower, target, upper. Returns update (n,) bool and targets (n, R)
@@ -379,8 +425,8 @@ def recommend_and_update(
     for i in range(n):
         s = slots[i]
         confidence = min(last[s] - first[s], observed[s]) / confidence_interval
-        up_mult = (1.0 + UPPER_CONFIDENCE[0] / confidence) ** UPPER_CONFIDENCE[1]
-        low_mult = (1.0 + LOWER_CONFIDENCE[0] / confidence) ** LOWER_CONFIDENCE[1]
+        up_mult = confidence_multiplier(confidence, UPPER_CONFIDENCE[0], UPPER_CONFIDENCE[1])
+        low_mult = confidence_multiplier(confidence, LOWER_CONFIDENCE[0], LOWER_CONFIDENCE[1])
         outside, change, differs = False, 0.0, False
         for r in range(2):
             if r == 0:
@@ -410,7 +456,10 @@ class VerticalPodAutoscaler:
     and bounds; ``safety_margin`` (fraction); ``min_cpu`` cores and ``min_mem`` GiB (VPA's pod
     minimums, 25 millicores and 250 MiB); half-lives, the memory aggregation interval and its
     count, the confidence interval (s); histogram ``bucket_growth`` and first bucket sizes (cores,
-    GiB; VPA: 0.01 core and 1e7 bytes); ``min_sample_weight`` (cores); ``oom_bump_ratio`` and
+    GiB; VPA: 0.01 core and 1e7 bytes); ``min_sample_weight``, the weight of a CPU sample;
+    ``cpu_sample_weight`` "constant" (VPA as it runs: every CPU sample weighs
+    ``min_sample_weight``) or "request" (``max(CPU allocation, min_sample_weight)``, what
+    aggregate_container_state.go's comment intends; module docstring); ``oom_bump_ratio`` and
     ``oom_min_bump`` (GiB; VPA: 100 MiB); ``oom_basis`` "allocation" (VPA) or "demand";
     ``update_threshold`` and ``pod_lifetime_threshold_s``, the updater's 10 % / 12 h rule;
     ``min_samples``: samples an aggregate needs before its recommendation is used. 1 is VPA's own
@@ -440,6 +489,7 @@ class VerticalPodAutoscaler:
         cpu_first_bucket: float = 0.01,
         mem_first_bucket: float = 1e7 / GIB,
         min_sample_weight: float = 0.1,
+        cpu_sample_weight: str = "constant",
         oom_bump_ratio: float = 1.2,
         oom_min_bump: float = 100 / 1024,
         oom_basis: str = "allocation",
@@ -464,6 +514,7 @@ class VerticalPodAutoscaler:
         self.cpu_first_bucket = cpu_first_bucket
         self.mem_first_bucket = mem_first_bucket
         self.min_sample_weight = min_sample_weight
+        self.cpu_sample_weight = cpu_sample_weight
         self.oom_bump_ratio = oom_bump_ratio
         self.oom_min_bump = oom_min_bump
         self.oom_basis = oom_basis
@@ -488,6 +539,12 @@ class VerticalPodAutoscaler:
             raise ValueError(f"aggregate must be 'component' or 'app', not {self.aggregate!r}")
         if self.oom_basis not in ("allocation", "demand"):
             raise ValueError(f"oom_basis must be 'allocation' or 'demand', not {self.oom_basis!r}")
+        if self.cpu_sample_weight not in ("constant", "request"):
+            raise ValueError(
+                f"cpu_sample_weight must be 'constant' or 'request', not {self.cpu_sample_weight!r}"
+            )
+        if not self.bucket_growth > 0:
+            raise ValueError(f"bucket_growth must be positive, not {self.bucket_growth!r}")
         ratio = 1.0 + self.bucket_growth
         eps = 0.001 * self.min_sample_weight  # aggregations_config.go's epsilon
         qs = np.array([self.lower_percentile, self.target_percentile, self.upper_percentile])
@@ -656,11 +713,12 @@ class VerticalPodAutoscaler:
         each sample covering ``covers`` seconds of history."""
         wl = view.workloads
         used = wl.used[rows].astype(np.float64)
-        cpu_request = wl.limit[rows, CPU].astype(np.float64)
-        # aggregate_container_state.go: weight = max(request, min weight), so that raising the
-        # request makes older history count less.
-        weight = np.maximum(cpu_request, self.min_sample_weight) * self.cpu_.factor(t)
-        self.cpu_.add(slots, used[:, CPU], weight)
+        if self.cpu_sample_weight == "request":
+            # the weighting aggregate_container_state.go's comment describes (module docstring)
+            weight = np.maximum(wl.limit[rows, CPU].astype(np.float64), self.min_sample_weight)
+        else:
+            weight = self.min_sample_weight  # what upstream does (issue #7818)
+        self.cpu_.add(slots, used[:, CPU], weight * self.cpu_.factor(t))
         np.add.at(self.agg_count_, slots, 1)
         np.add.at(self.agg_observed_, slots, covers)
         self.agg_first_[slots] = np.fmin(self.agg_first_[slots], t)
@@ -671,16 +729,12 @@ class VerticalPodAutoscaler:
     def _estimate(self, slots: NDArray[np.int64]) -> NDArray[np.float64]:
         """(n, 3, R) lower bound, target, upper bound of each aggregate slot (cores, GiB): the
         percentiles plus margin, confidence-scaled, raised to the minimums; not capped."""
-        est = np.empty((len(slots), 3, R))
-        est[:, :, CPU] = self.cpu_.percentiles(slots)
-        est[:, :, MEM] = self.mem_.percentiles(slots)
-        est *= 1.0 + self.safety_margin
+        pct = np.empty((len(slots), 3, R))
+        pct[:, :, CPU] = self.cpu_.percentiles(slots)
+        pct[:, :, MEM] = self.mem_.percentiles(slots)
         lifespan = self.agg_last_[slots] - self.agg_first_[slots]
         confidence = np.minimum(lifespan, self.agg_observed_[slots]) / self.confidence_interval_s
-        with np.errstate(divide="ignore"):  # no history yet: bounds [0, inf)
-            for k, (mult, exp) in ((2, UPPER_CONFIDENCE), (0, LOWER_CONFIDENCE)):
-                est[:, k] *= ((1.0 + mult / confidence) ** exp)[:, None]
-        return np.maximum(est, np.array([self.min_cpu, self.min_mem]))
+        return estimate(pct, confidence, self.safety_margin, np.array([self.min_cpu, self.min_mem]))
 
     def recommendation(self, keys: NDArray[np.integer]) -> NDArray[np.float64]:
         """(n, 3, R) lower bound, target and upper bound (cores, GiB) of aggregates ``keys``
