@@ -14,7 +14,10 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
     out = tmp_path / "run"
     done = reclaim("simulate", "--apps", "60", "--hosts", "20x32c128g", "-o", str(out))
     assert done.returncode == 0, done.stderr
-    assert "turnaround" in done.stdout and "CPU slack" in done.stdout
+    assert "turnaround" in done.stdout and "slack per app" in done.stdout
+    # the offered load is stated before the run, by requests and by usage after pairing
+    assert "offered load CPU / memory (usage)" in done.stdout
+    assert "usage / request after pairing" in done.stdout
     apps = pl.read_parquet(out / "apps.parquet")
     assert len(apps) == 60
     assert set(apps["state"]) <= {"done", "rejected"}
@@ -30,6 +33,7 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
         (["simulate", "--apps", "5", "--controller", "nope"], "unknown controller 'nope'"),
         (["simulate", "--apps", "5", "--placement", "worst-fit"], "unknown placement 'worst-fit'"),
         (["simulate", "--jobs", "/nonexistent/store"], "not a trace store"),
+        (["simulate", "--apps", "5", "--pairing", "/nonexistent/store"], "not a trace store"),
         (["simulate", "--apps", "5", "--controller", "pessimistic"], "needs a forecaster"),
         (["forecast", "eval", "--models", "naive,prophet"], "unknown forecaster 'prophet'"),
         (["forecast", "eval", "--history", "ten"], "--history: expected whole numbers"),

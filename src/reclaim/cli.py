@@ -178,6 +178,13 @@ def simulate(
             help="Stores whose usage series become usage shapes, repeatable (default: shipped samples)."
         ),
     ] = None,
+    pairing: Annotated[
+        str | None,
+        typer.Option(
+            help="Store of real tasks beside their limits whose usage/request ratios calibrate "
+            "the shapes (default: shipped google2019-usage; 'none': the shapes' own levels)."
+        ),
+    ] = None,
     hosts: Annotated[str, typer.Option(help="Cluster as COUNTxCORESgMEMg, pools joined by +.")] = (
         "250x32c128g"
     ),
@@ -185,7 +192,8 @@ def simulate(
     arrival_days: Annotated[
         float | None,
         typer.Option(
-            help="Spread arrivals over this many days (default: the paper's rate, 90 d per 150k apps)."
+            help="Spread arrivals over this many days (default: the paper's rate per core, "
+            "90 d per 150k apps on 250 hosts of 32 cores)."
         ),
     ] = None,
     stop_days: Annotated[
@@ -222,21 +230,38 @@ def simulate(
         _headline(output or Path("results/headline"))
         return
     controller = controller or "reservation"
-    from reclaim.report.console import SimProgress, summary_table, workload_table
+    from reclaim.report.console import (
+        SimProgress,
+        overload_warnings,
+        summary_table,
+        workload_table,
+    )
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.run import RunSettings
     from reclaim.sim.run import simulate as run_simulation
     from reclaim.state.tables import HostTable
-    from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
+    from reclaim.workload.builder import (
+        WorkloadSpec,
+        build_workload,
+        default_pairing_store,
+        default_stores,
+        paper_arrival_days,
+    )
 
     output = output or Path("results/simulate")
     capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
     default_jobs, default_shapes = default_stores()
-    days = arrival_days if arrival_days is not None else 90.0 * apps / 150_000
-    spec = WorkloadSpec(n_apps=apps, seed=seed, horizon=days * 86400.0, elastic_share=elastic_share)
-    workload, report = build_workload(spec, jobs or default_jobs, shapes or default_shapes)
+    if arrival_days is None:
+        arrival_days = paper_arrival_days(apps, float(capacity[:, 0].sum()))
+    paired = None if pairing == "none" else Path(pairing) if pairing else default_pairing_store()
+    spec = WorkloadSpec(
+        n_apps=apps, seed=seed, horizon=arrival_days * 86400.0, elastic_share=elastic_share
+    )
+    workload, report = build_workload(spec, jobs or default_jobs, shapes or default_shapes, paired)
     out = Console()
     out.print(workload_table(report, capacity))
+    for warning in overload_warnings(report, capacity):
+        out.print(f"[yellow]warning:[/] {warning}")
     settings = RunSettings(
         hosts=hosts,
         controller=controller,
@@ -246,7 +271,10 @@ def simulate(
     )
     with SimProgress(console) as progress:
         result = run_simulation(
-            workload, settings, on_tick=progress, extra={"workload": vars(spec)}
+            workload,
+            settings,
+            on_tick=progress,
+            extra={"workload": vars(spec) | {"pairing": None if paired is None else str(paired)}},
         )
     result.write(output)
     title = f"{controller} / {placement} on {hosts}: {apps:,} applications, seed {seed}"

@@ -8,7 +8,7 @@ import pytest
 from tiny_spec import write_spec
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.spec import PAPER_CORES, load_spec, parse_spec, shipped_specs
+from reclaim.experiments.spec import load_spec, parse_spec, shipped_specs
 from reclaim.forecast.base import gaussian_quantile
 
 HEAD = """
@@ -90,7 +90,7 @@ def test_paper_scale_spreads_arrivals_over_90_days_and_small_ones_keep_its_load_
     )
     assert spec.runs("paper")[0].workload["horizon"] == 90 * 86400.0
     small = spec.runs("s")[0].workload["horizon"]
-    assert small == pytest.approx(90 * 86400.0 * 10 / 150_000 * PAPER_CORES / 64)
+    assert small == pytest.approx(90 * 86400.0 * 10 / 150_000 * 250 * 32 / 64)
 
 
 def test_default_scale_is_small_when_there_is_one():

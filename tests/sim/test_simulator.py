@@ -95,6 +95,11 @@ def test_memory_above_allocation_fails_and_requeues_with_lost_work():
     sim, res = run(wl, horizon=1000.0)
     assert column(res, "failures") == [3]
     assert column(res, "work_lost") == [900.0]
+    # weighted by the request (1 core, 1 GiB): core-seconds and GiB-seconds
+    assert column(res, "work_lost_cpu") == column(res, "work_lost_mem") == [900.0]
+    assert res.summary["work_lost_core_h"] == res.summary["work_lost_gib_h"] == 0.25
+    assert res.summary["failure_rate"] == res.summary["core_oom_rate"] == 1.0
+    assert res.summary["resubmissions"] == 3
     assert column(res, "state") == ["running"]
     assert sim.app_start[0] == 900.0
 
@@ -111,6 +116,10 @@ def test_elastic_component_waits_then_runs_and_its_loss_is_partial():
     assert column(res, "failures") == [0]
     assert column(res, "component_losses") == [2]  # at 300 and again at 600
     assert column(res, "work_lost") == [600.0]
+    # An elastic loss fails the application in the paper's count, but sends nothing back
+    # to the queue.
+    assert res.summary["failure_rate"] == res.summary["elastic_loss_rate"] == 1.0
+    assert res.summary["core_oom_rate"] == 0.0 and res.summary["resubmissions"] == 0
 
 
 def test_never_fitting_application_is_rejected_not_blocking():
@@ -134,6 +143,12 @@ def test_controller_resize_and_evict_through_apply():
     assert res.timeline["allocated_cpu"].to_list()[0] == 1.0
     assert column(res, "preemptions") == [1]
     assert column(res, "work_lost") == [300.0]
+    assert column(res, "work_lost_cpu") == [600.0]  # 300 s of a 2-core component
+    # Over its first attempt (0-300 s) it held half its request and used a quarter: the
+    # paper's slack is 50 % - 25 % of the request; a half of what it held sat idle.
+    assert column(res, "slack_cpu") == [0.25]
+    assert column(res, "idle_cpu") == [0.5]
+    assert res.summary["failure_rate"] == res.summary["preempted_rate"] == 1.0
 
 
 def test_first_fit_and_best_fit_choose_differently():

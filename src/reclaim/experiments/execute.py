@@ -22,7 +22,8 @@ _cached: tuple[str, Workload] | None = None
 def execute(run: Run) -> SimResult:
     """Simulate ``run``; the same run gives bit-identical results in any process."""
     spec = WorkloadSpec(
-        seed=run.seed, **{k: v for k, v in run.workload.items() if k not in ("jobs", "shapes")}
+        seed=run.seed,
+        **{k: v for k, v in run.workload.items() if k not in ("jobs", "shapes", "pairing")},
     )
     extra = {
         "workload": run.workload | {"seed": run.seed},
@@ -37,12 +38,13 @@ def execute(run: Run) -> SimResult:
     return simulate(workload_for(spec, run.stores), run.settings, extra=extra)
 
 
-def workload_for(spec: WorkloadSpec, stores: tuple[str, tuple[str, ...]]) -> Workload:
+def workload_for(spec: WorkloadSpec, stores: tuple[str, tuple[str, ...], str | None]) -> Workload:
     """``build_workload(spec, *stores)``, reusing the last one built in this process."""
     global _cached
     key = json.dumps([vars(spec), stores], sort_keys=True)
     if _cached is None or _cached[0] != key:
         _cached = None  # let the old arrays go before the new ones are built
-        jobs, shapes = stores
-        _cached = key, build_workload(spec, Path(jobs), [Path(s) for s in shapes])[0]
+        jobs, shapes, pairing = stores
+        paired = None if pairing is None else Path(pairing)
+        _cached = key, build_workload(spec, Path(jobs), [Path(s) for s in shapes], paired)[0]
     return _cached[1]

@@ -10,6 +10,7 @@ list-valued settings form a grid; docs/experiments.md is the reference::
     [workload]                              # optional; every key has a default
     jobs = "sample:alibaba2017"             # "sample:NAME" = shipped sample, else a store path
     shapes = ["sample:bitbrains"]           # relative paths are from the spec's folder
+    pairing = "sample:google2019-usage"     # optional: calibrate shapes to real usage/limit ratios
     arrival_days_per_150k = 90              # arrival span, see below
     elastic_share = 0.6                     # ... and the other WorkloadSpec fields
     [cluster]
@@ -60,11 +61,9 @@ from reclaim.sim.run import RunSettings
 from reclaim.state.tables import HostTable
 from reclaim.traces.store import load_store, sample_path
 from reclaim.types import CPU
-from reclaim.workload.builder import WorkloadSpec, default_stores
+from reclaim.workload.builder import WorkloadSpec, default_stores, paper_arrival_days
 
 SPEC_DIR = Path(__file__).parent / "specs"
-PAPER_APPS = 150_000
-PAPER_CORES = 250 * 32
 SAMPLE_PREFIX = "sample:"
 #: WorkloadSpec fields a spec may set; apps, seed and the horizon come from the scale.
 WORKLOAD_FIELDS = {
@@ -116,7 +115,7 @@ KINDS = {
 @dataclass(frozen=True)
 class Run:
     """One simulation. ``workload``: WorkloadSpec fields (but seed) plus ``jobs`` and ``shapes``
-    as the spec writes them; ``stores``: those stores' folders. k1/k2: the controller's resolved
+    as the spec writes them; ``stores``: those stores' folders (jobs, shapes, pairing or None). k1/k2: the controller's resolved
     settings, None if it has none.
 
     Every kind of run offers the same three members to the backends and the result store:
@@ -131,7 +130,7 @@ class Run:
     k1: float | None
     k2: float | None
     workload: dict[str, Any]
-    stores: tuple[str, tuple[str, ...]]
+    stores: tuple[str, tuple[str, ...], str | None]
     settings: RunSettings
 
     COLUMNS = SHAPING_COLUMNS
@@ -196,7 +195,7 @@ class ExperimentSpec(ScaledSpec):
     path: Path
     text: str
     workload: dict[str, Any]
-    stores: tuple[str, tuple[str, ...]]
+    stores: tuple[str, tuple[str, ...], str | None]
     arrival_days_per_150k: float
     scales: dict[str, Scale]
     cells: tuple[_Cell, ...]
@@ -206,7 +205,7 @@ class ExperimentSpec(ScaledSpec):
         """Every run at ``scale`` (default: ``default_scale``), in run order."""
         sc = self.scale(scale)
         cores = float(HostTable.parse(sc.hosts).capacity[:, CPU].sum())
-        days = self.arrival_days_per_150k * sc.apps / PAPER_APPS * PAPER_CORES / cores
+        days = paper_arrival_days(sc.apps, cores, self.arrival_days_per_150k)
         workload = self.workload | {"n_apps": sc.apps, "horizon": days * 86400.0}
         runs = []
         for cell in self.cells:
@@ -283,7 +282,9 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     description = err.typed(doc.get("description", ""), str, "description")
 
     wl = err.typed(doc.get("workload", {}), dict, "[workload]")
-    err.keys(wl, ("jobs", "shapes", "arrival_days_per_150k", *WORKLOAD_FIELDS), "[workload]")
+    err.keys(
+        wl, ("jobs", "shapes", "pairing", "arrival_days_per_150k", *WORKLOAD_FIELDS), "[workload]"
+    )
     default_jobs, default_shapes = default_stores()
     jobs = err.typed(wl.get("jobs", SAMPLE_PREFIX + default_jobs.name), str, "workload.jobs")
     shapes = err.typed(
@@ -291,11 +292,17 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     )
     if not shapes or not all(isinstance(s, str) for s in shapes):
         err.fail("workload.shapes", "expected a non-empty list of stores")
+    pairing = wl.get("pairing")
+    if pairing is not None:
+        err.typed(pairing, str, "workload.pairing")
     stores = (
         err.store(jobs, "workload.jobs"),
         tuple(err.store(s, "workload.shapes") for s in shapes),
+        None if pairing is None else err.store(pairing, "workload.pairing"),
     )
     workload: dict[str, Any] = {"jobs": jobs, "shapes": list(shapes)}
+    if pairing is not None:
+        workload["pairing"] = pairing
     for key, kind in WORKLOAD_FIELDS.items():
         if key in wl:
             workload[key] = err.number(wl[key], f"workload.{key}", integer=kind == "int")

@@ -36,7 +36,8 @@ def timeline_table(rows: NDArray[np.float64], capacity: NDArray[np.float64]) -> 
 
 def summarize_timeline(timeline: pl.DataFrame) -> dict[str, float]:
     """Time-averaged slack (mean over ticks with something allocated, and allocation-weighted),
-    utilisation and allocated share of capacity, per resource."""
+    utilisation, allocated share of capacity and cluster slack (allocated minus used, as a share of
+    capacity), per resource."""
     out: dict[str, float] = {}
     for name in RESOURCES:
         alloc, used = timeline[f"allocated_{name}"], timeline[f"used_{name}"]
@@ -45,4 +46,8 @@ def summarize_timeline(timeline: pl.DataFrame) -> dict[str, float]:
         out[f"slack_{name}_weighted"] = float((busy - used.sum()) / busy) if busy else 0.0
         out[f"util_{name}_mean"] = float(timeline[f"util_{name}"].mean() or 0.0)
         out[f"alloc_share_{name}_mean"] = float(timeline[f"alloc_share_{name}"].mean() or 0.0)
+        # allocated but unused, as a share of the cluster's capacity
+        out[f"cluster_slack_{name}_mean"] = (
+            out[f"alloc_share_{name}_mean"] - out[f"util_{name}_mean"]
+        )
     return out

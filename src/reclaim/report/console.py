@@ -67,12 +67,17 @@ _ROWS = [
         ("queue_time_mean_s", "queue_time_p50_s", "queue_time_p95_s"),
         "time",
     ),
-    ("application failures (OOM)", "failures", "{:,.0f}"),
-    ("preemptions", "preemptions", "{:,.0f}"),
-    ("elastic components lost", "component_losses", "{:,.0f}"),
-    ("work lost", "work_lost_core_h", "{:,.1f} component-h"),
-    ("CPU slack (allocated, unused)", "slack_cpu_weighted", "{:.1%}"),
-    ("memory slack", "slack_mem_weighted", "{:.1%}"),
+    ("applications failed (any component stopped)", "failure_rate", "{:.1%}"),
+    ("  core out of memory", "core_oom_rate", "{:.1%}"),
+    ("  preempted by the controller", "preempted_rate", "{:.1%}"),
+    ("  elastic component lost", "elastic_loss_rate", "{:.1%}"),
+    ("resubmissions / elastic components lost", ("resubmissions", "component_losses"), "count"),
+    ("work lost", ("work_lost_core_h", "work_lost_gib_h"), "{:,.1f} core-h / {:,.1f} GiB-h"),
+    ("slack per app CPU / memory", ("app_slack_cpu_mean", "app_slack_mem_mean"), "share"),
+    ("cluster slack CPU / memory", ("cluster_slack_cpu_mean", "cluster_slack_mem_mean"), "share"),
+    ("shapeable: apps / memory-time", ("shapeable_apps", "shapeable_mem"), "share"),
+    ("forecasts answered by fallback", "forecast_fallback_share", "{:.1%}"),
+    ("realised coverage", "realised_coverage", "{:.2%}"),
     ("CPU used / capacity", "util_cpu_mean", "{:.1%}"),
     ("CPU allocated / capacity", "alloc_share_cpu_mean", "{:.1%}"),
     ("memory used / capacity", "util_mem_mean", "{:.1%}"),
@@ -89,15 +94,27 @@ def _duration(seconds: float) -> str:
 
 
 def summary_table(result: SimResult, title: str) -> Table:
+    """One run's summary: failures as the shaping paper counts them (any component stopped) and
+    split by cause, lost work by resource, the paper's slack per application and the cluster's,
+    and the share of the workload that shaping could act on at all."""
     s = dict(result.summary)
     s["_unfinished"] = s.get("apps_running", 0) + s.get("apps_queued", 0)
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("metric", style="bold")
     table.add_column("value", justify="right")
     for label, key, fmt in _ROWS:
-        if fmt == "time":
-            if key[0] in s:
-                table.add_row(label, " / ".join(_duration(s[k]) for k in key))
+        if isinstance(key, tuple):
+            if all(k in s for k in key):
+                values = [s[k] for k in key]
+                if fmt == "time":
+                    text = " / ".join(_duration(v) for v in values)
+                elif fmt == "share":
+                    text = " / ".join(f"{v:.1%}" for v in values)
+                elif fmt == "count":
+                    text = " / ".join(f"{v:,.0f}" for v in values)
+                else:
+                    text = fmt.format(*values)
+                table.add_row(label, text)
         elif key in s:
             table.add_row(label, fmt.format(s[key]))
     st = result.stats
@@ -119,14 +136,43 @@ def workload_table(report: BuildReport, capacity: NDArray[np.float64]) -> Table:
     table.add_row("jobs excluded", excluded)
     table.add_row("arrival span", _duration(report.arrival_span))
     if report.arrival_span > 0:
-        total = capacity.sum(axis=0) * report.arrival_span
-        offered = (report.offered_core_seconds / total[0], report.offered_gib_seconds / total[1])
-        table.add_row("offered load CPU / memory", f"{offered[0]:.0%} / {offered[1]:.0%}")
+        requested, used = offered_load(report, capacity)
+        table.add_row(
+            "offered load CPU / memory (requests)", f"{requested[0]:.0%} / {requested[1]:.0%}"
+        )
+        table.add_row("offered load CPU / memory (usage)", f"{used[0]:.0%} / {used[1]:.0%}")
     clipped = " / ".join(f"{share:.2%}" for share in report.clipped_share)
     table.add_row("usage samples clipped to request (CPU / mem)", clipped)
+    if report.calibration is not None:
+        share = " / ".join(f"{v:.0%}" for v in report.calibration.mean_share)
+        table.add_row("usage / request after pairing (CPU / mem)", share)
     if report.components_truncated:
         table.add_row("components truncated", f"{report.components_truncated:,}")
     return table
+
+
+def offered_load(
+    report: BuildReport, capacity: NDArray[np.float64]
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(CPU, memory) offered load as a share of the cluster over the arrival span: by requests,
+    and by the usage the work brings (both at full speed, before any queueing)."""
+    total = capacity.sum(axis=0) * max(report.arrival_span, 1e-9)
+    requested = (report.offered_core_seconds / total[0], report.offered_gib_seconds / total[1])
+    used = (report.used_core_seconds / total[0], report.used_gib_seconds / total[1])
+    return requested, used
+
+
+def overload_warnings(report: BuildReport, capacity: NDArray[np.float64]) -> list[str]:
+    """One line per resource whose requests alone offer more than the cluster holds."""
+    if report.arrival_span <= 0:
+        return []
+    requested, used = offered_load(report, capacity)
+    return [
+        f"{name} requests offer {req:.0%} of the cluster ({use:.0%} by usage): under "
+        "reservations the queue grows for as long as arrivals last"
+        for name, req, use in zip(("CPU", "memory"), requested, used, strict=True)
+        if req > 1.0
+    ]
 
 
 _FORECAST_COLUMNS = [

@@ -327,12 +327,16 @@ def recount(rows, host, limit, used, allocated, host_used):
 
 
 @numba.njit(cache=True)
-def accumulate_by_app(rows, app, limit, used, seconds, app_allocated, app_used):
-    """Add ``seconds`` x ``rows``' ``limit`` and ``used`` (W, R) into their applications' running
-    totals ``app_allocated`` and ``app_used`` (A, R) float64 (resource-seconds)."""
+def accumulate_by_app(
+    rows, app, request, limit, used, seconds, app_requested, app_allocated, app_used
+):
+    """Add ``seconds`` x ``rows``' ``request``, ``limit`` and ``used`` (W, R) into their
+    applications' running totals ``app_requested``, ``app_allocated`` and ``app_used`` (A, R)
+    float64 (resource-seconds)."""
     for r in rows:
         a = app[r]
         for j in range(limit.shape[1]):
+            app_requested[a, j] += seconds * request[r, j]
             app_allocated[a, j] += seconds * limit[r, j]
             app_used[a, j] += seconds * used[r, j]
 

@@ -6,16 +6,22 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from reclaim.metrics import (
     application_slack,
     application_table,
+    shapeable_share,
     summarize_applications,
     summarize_timeline,
     timeline_table,
 )
 from reclaim.sim.simulator import DONE, QUEUED, REJECTED, RUNNING, WAITING, RunStats, Simulator
+from reclaim.types import CPU, MEM
+
+#: The shaping paper's grace period (section 5), reported for controllers that shape nothing.
+DEFAULT_GRACE_S = 600.0
 
 STATE_NAMES = {
     QUEUED: "queued",
@@ -50,11 +56,30 @@ class SimResult:
             component_losses=sim.app_component_losses,
             component_ooms=sim.app_component_ooms,
             work_lost=sim.app_work_lost,
-            **application_slack(sim.app_allocated, sim.app_used),
+            work_lost_cpu=sim.app_work_lost_res[:, CPU],
+            work_lost_mem=sim.app_work_lost_res[:, MEM],
+            **application_slack(sim.app_requested, sim.app_allocated, sim.app_used),
         )
         timeline = timeline_table(sim.timeline, sim.hosts.capacity)
         summary = summarize_applications(apps) | summarize_timeline(timeline)
+        grace = float(getattr(sim.controller, "grace_s", DEFAULT_GRACE_S))
+        summary |= shapeable_share(wl.comp_indptr, wl.work, wl.request, grace)
         summary["simulated_days"] = sim.now / 86400.0
+        if sim.stats.forecasts:
+            summary["forecast_fallback_share"] = sim.stats.forecast_fallbacks / sim.stats.forecasts
+        miss = getattr(sim.forecaster, "miss_rate_", None)
+        if miss is not None and np.isfinite(miss):
+            summary["realised_coverage"] = 1.0 - float(miss)
+        target = getattr(sim.controller, "failure_target", None)
+        if target is not None:  # K2 adapted to a failure target: the controller's own tally
+            ctrl = sim.controller
+            outcomes, failed = getattr(ctrl, "outcomes_", 0), getattr(ctrl, "failed_", 0)
+            summary["failure_target"] = float(target)
+            summary["adapted_k2"] = float(getattr(ctrl, "k2_", ctrl.k2))
+            summary["target_outcomes"] = float(outcomes)
+            summary["target_failed"] = float(failed)
+            if outcomes:
+                summary["target_failure_rate"] = failed / outcomes
         return cls(apps, timeline, summary, sim.stats, settings)
 
     def write(self, out: Path) -> None:

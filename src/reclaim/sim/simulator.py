@@ -26,13 +26,15 @@ Model (every policy is judged under it, so it is stated here once):
   running component's CPU and memory demand for the coming interval, by the run's forecaster,
   from the component's observed demand since it started (at most ``forecast_window`` samples);
   the ``oracle`` forecaster is handed the true demand.
-- Slack. At each tick every running component's allocation and usage count for the interval
-  until the next tick, summed per application: its slack is (allocated - used) / allocated over its
-  whole life, the per-application measure of the shaping paper's section 4.1.
+- Slack. At each tick every running component's request, allocation and usage count for the
+  interval until the next tick, summed per application: its slack is (allocated - used) /
+  requested over its whole life, i.e. the allocated share of its request minus the used share,
+  time-weighted: the per-application measure of the shaping paper's section 4.1.
 - Failures. A failed or preempted core component fails its whole application: all its components
   stop, all work done so far (finished components included) is lost, and the application returns to
   the queue at its original position. A failed or preempted elastic component loses its own work and
-  waits to be placed again. Lost work is counted in component-seconds.
+  waits to be placed again. Lost work is counted in component-seconds and, weighted by each
+  component's request, in core-seconds and GiB-seconds.
 """
 
 from __future__ import annotations
@@ -79,13 +81,16 @@ QUEUED, RUNNING, DONE, REJECTED, WAITING = 0, 1, 2, 3, 4  # WAITING: not yet arr
 @dataclass
 class RunStats:
     """How the run went, for benchmarks: wall seconds (all, and in monitor ticks), events,
-    component-ticks (running components observed, summed over ticks)."""
+    component-ticks (running components observed, summed over ticks), and forecasts: rows that
+    had history and were forecast, and those of them the forecaster answered by its fallback."""
 
     wall_s: float = 0.0
     tick_s: float = 0.0
     events: int = 0
     ticks: int = 0
     component_ticks: int = 0
+    forecasts: int = 0
+    forecast_fallbacks: int = 0
 
 
 class Simulator:
@@ -137,7 +142,10 @@ class Simulator:
         self.app_component_losses = np.zeros(n_apps, np.int32)
         self.app_component_ooms = np.zeros(n_apps, np.int32)
         self.app_work_lost = np.zeros(n_apps, np.float64)
-        # resource-seconds allocated to and used by each application, over all its attempts
+        self.app_work_lost_res = np.zeros((n_apps, R), np.float64)  # core-s and GiB-s
+        # resource-seconds requested by, allocated to and used by each application, over all its
+        # attempts
+        self.app_requested = np.zeros((n_apps, R), np.float64)
         self.app_allocated = np.zeros((n_apps, R), np.float64)
         self.app_used = np.zeros((n_apps, R), np.float64)
         self.app_done = np.zeros(n_apps, np.int64)
@@ -289,9 +297,11 @@ class Simulator:
         _kernels.accumulate_by_app(
             rows,
             self.wt.app,
+            self.wt.request,
             self.wt.limit,
             self.wt.used,
             self.period,
+            self.app_requested,
             self.app_allocated,
             self.app_used,
         )
@@ -465,6 +475,7 @@ class Simulator:
         comps, apps = self.wt.component[elastic], self.wt.app[elastic]
         lost = self.workload.work[comps] - self._remaining[elastic]
         np.add.at(self.app_work_lost, apps, lost)
+        np.add.at(self.app_work_lost_res, apps, lost[:, None] * self.workload.request[comps])
         np.add.at(self.app_component_losses, apps, 1)
         if reason == Status.OOM:
             np.add.at(self.app_component_ooms, apps, 1)
@@ -480,10 +491,12 @@ class Simulator:
         rows = np.flatnonzero(self.wt.app == app)
         span = slice(cp[app], cp[app + 1])
         done = self.comp_state[span] == Status.DONE
-        self.app_work_lost[app] += float(wl.work[span][done].sum())
-        self.app_work_lost[app] += float(
-            (wl.work[self.wt.component[rows]] - self._remaining[rows]).sum()
-        )
+        comps = self.wt.component[rows]
+        running_lost = wl.work[comps] - self._remaining[rows]
+        self.app_work_lost[app] += float(wl.work[span][done].sum()) + float(running_lost.sum())
+        self.app_work_lost_res[app] += wl.work[span][done] @ wl.request[span][done].astype(
+            np.float64
+        ) + running_lost @ wl.request[comps].astype(np.float64)
         self._release(rows)
         self.comp_state[span] = Status.PENDING
         self.app_done[app] = 0
@@ -557,7 +570,11 @@ class Simulator:
         if self.forecaster.needs_future:
             future = lambda seen: self._demand(rows[seen], t)  # noqa: E731
         history = self.usage_history(rows, self.forecast_window)
-        return forecast_usage(self.forecaster, history, rows, self.wt.component[rows], future)
+        fc = forecast_usage(self.forecaster, history, rows, self.wt.component[rows], future)
+        seen = history.lengths > 0
+        self.stats.forecasts += int(seen.sum())
+        self.stats.forecast_fallbacks += int((fc.fallback & seen).sum())
+        return fc
 
     def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
         """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""

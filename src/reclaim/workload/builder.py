@@ -13,6 +13,9 @@ public traces. We do the same from stores written by ``reclaim.traces``:
   replacement; one factor then stretches them so that the arrivals span ``horizon`` seconds.
 - Roles come from ``RoleRule`` (roles.py) and usage shapes from usage stores (shapes.py); each
   component follows a shape drawn uniformly from all shapes, from an offset drawn uniformly in it.
+- With a pairing store (a trace whose usage sits beside its own limits, Google 2019), every shape
+  is first calibrated to the usage / request ratios of a real task (pairing.py), so that
+  components use their requests as real tasks do rather than as the shape's own trace did.
 
 Units: requests in cores and GiB. Memory normalised to the trace's largest machine (Alibaba 2017
 plan_mem, unit "fraction of largest machine") is multiplied by ``normalised_mem_gib``, by default
@@ -29,7 +32,7 @@ Deviations from the traces, all forced by what the stores hold:
   earlier tasks first, to make small experiments affordable; it changes the size distribution.
 
 Randomness: one ``np.random.SeedSequence(seed)`` spawns an independent stream for jobs, arrivals,
-roles and shapes, so one seed gives bit-identical arrays and changing, say, ``elastic_share`` does
+roles, shapes and pairing, so one seed gives bit-identical arrays and changing, say, ``elastic_share`` does
 not change which jobs are drawn. Components are built with ``np.repeat`` over task arrays, never a
 loop per application or component: the paper's scale is ~1.4e8 components.
 """
@@ -44,10 +47,12 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError, TraceError
+from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import META_FILE, WORKLOADS_FILE
 from reclaim.traces.store import load_store
 from reclaim.types import CPU, MEM, R
 from reclaim.workload.model import Workload
+from reclaim.workload.pairing import Calibration, calibrate_shapes, measure_ratios
 from reclaim.workload.roles import RoleRule
 from reclaim.workload.shapes import ShapeSource, load_shapes, store_unit
 
@@ -95,7 +100,10 @@ class BuildReport:
     arrival_span: s, last arrival minus first.
     components_truncated: instances dropped by ``max_components_per_app``.
     offered_core_seconds, offered_gib_seconds: sum over components of request x work.
+    used_core_seconds, used_gib_seconds: sum over components of request x work x the mean of the
+        component's shape: the usage the offered work brings, at full speed.
     shape_sources: one per shape store, with its clipped sample counts.
+    calibration: what pairing shapes with real usage ratios did; None without a pairing store.
     """
 
     jobs_total: int
@@ -110,7 +118,10 @@ class BuildReport:
     elastic_apps: int
     offered_core_seconds: float
     offered_gib_seconds: float
+    used_core_seconds: float
+    used_gib_seconds: float
     shape_sources: list[ShapeSource] = field(default_factory=list)
+    calibration: Calibration | None = None
 
     @property
     def shape_samples(self) -> int:
@@ -152,16 +163,31 @@ def default_stores() -> tuple[Path, list[Path]]:
     return SAMPLE_DIR / "alibaba2017", [SAMPLE_DIR / "bitbrains", SAMPLE_DIR / "google2011-derived"]
 
 
+def default_pairing_store() -> Path:
+    """The shipped store of real tasks with their limits (Google 2019) that pairs usage."""
+    return SAMPLE_DIR / "google2019-usage"
+
+
 def build_workload(
-    spec: WorkloadSpec, jobs_store: Path, shape_stores: list[Path]
+    spec: WorkloadSpec,
+    jobs_store: Path,
+    shape_stores: list[Path],
+    pairing_store: Path | None = None,
 ) -> tuple[Workload, BuildReport]:
-    """Sample ``spec.n_apps`` applications from ``jobs_store`` with shapes from ``shape_stores``."""
+    """Sample ``spec.n_apps`` applications from ``jobs_store`` with shapes from ``shape_stores``,
+    calibrated to the usage ratios of ``pairing_store``'s tasks if one is given."""
     _check_spec(spec)
     jobs = load_jobs(Path(jobs_store), spec.normalised_mem_gib)
     shapes, sources = load_shapes([Path(s) for s in shape_stores], spec.period)
-    job_rng, arrival_rng, role_rng, shape_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(spec.seed).spawn(4)
+    # spawn(5)'s first four streams are spawn(4)'s: adding pairing changed no earlier draw
+    job_rng, arrival_rng, role_rng, shape_rng, pairing_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(spec.seed).spawn(5)
     )
+    calibration = None
+    if pairing_store is not None:
+        shapes, calibration = calibrate_shapes(
+            shapes, measure_ratios(Path(pairing_store)), pairing_rng
+        )
 
     picked = job_rng.integers(0, len(jobs.task_indptr) - 1, size=spec.n_apps)
     task, count, app_tasks = _tasks_of(jobs, picked)
@@ -179,6 +205,7 @@ def build_workload(
     rule = RoleRule(spec.elastic_share, spec.core_per_elastic_app)
     core, elastic = rule.assign(comp_indptr, role_rng)
     shape, offset = _draw_shapes(shapes.lengths, len(work), shape_rng)
+    used = _expected_usage(shapes, shape, work, request)
 
     workload = Workload(
         arrival=arrival,
@@ -204,9 +231,42 @@ def build_workload(
         elastic_apps=int(elastic.sum()),
         offered_core_seconds=float(offered[CPU]),
         offered_gib_seconds=float(offered[MEM]),
+        used_core_seconds=float(used[CPU]),
+        used_gib_seconds=float(used[MEM]),
         shape_sources=sources,
+        calibration=calibration,
     )
     return workload, report
+
+
+def paper_arrival_days(n_apps: int, cores: float, days_per_150k: float = 90.0) -> float:
+    """Days over which ``n_apps`` arrive at the shaping paper's load per core.
+
+    The paper (section 4.1) runs 150,000 applications over about three months on 250 hosts of 32
+    cores; a smaller cluster or workload keeps that rate per core, so it is not swamped.
+    """
+    return days_per_150k * n_apps / 150_000 * (250 * 32) / cores
+
+
+def _expected_usage(
+    shapes: GroupedArray,
+    shape: NDArray[np.int32],
+    work: NDArray[np.float32],
+    request: NDArray[np.float32],
+) -> NDArray[np.float64]:
+    """(R,) sum of request x work x the mean of each component's shape (core-s, GiB-s)."""
+    data = shapes.data.astype(np.float64)
+    shape_mean = np.add.reduceat(data, shapes.indptr[:-1], axis=0) / shapes.lengths[:, None]
+    weight = np.zeros((len(shapes), R))
+    for start in range(0, len(work), _CHUNK):  # keeps the temporaries small at paper scale
+        part = slice(start, start + _CHUNK)
+        for r in range(R):
+            weight[:, r] += np.bincount(
+                shape[part],
+                work[part].astype(np.float64) * request[part, r],
+                minlength=len(shapes),
+            )
+    return (weight * shape_mean).sum(axis=0)
 
 
 def _check_spec(spec: WorkloadSpec) -> None:
