@@ -40,4 +40,5 @@ class Pessimistic(Shaper):
             wl.host[rows], wl.app[rows], wl.core[rows], target, view.hosts.capacity
         )
         evict = rows[~keep]  # whole applications (dropped) and elastic rows that did not fit
+        self.note_evictions(view, evict)  # their applications fail: a failure target counts them
         return resize_where_changed(view, rows[keep], target[keep], evict=evict)
