@@ -1,15 +1,24 @@
-"""Reading a result store: the per-seed ratio over the baseline, fallbacks, partial stores."""
+"""Reading a result store: the per-seed ratio over the baseline, 95 % intervals over seeds,
+older runners' columns, partial stores."""
 
 from __future__ import annotations
 
 import json
 import shutil
 
+import numpy as np
 import polars as pl
 import pytest
 
 from reclaim.errors import ReclaimError
-from reclaim.report.experiment_data import aggregate, cell_name, derive, load_results
+from reclaim.report.experiment_data import (
+    aggregate,
+    cell_name,
+    derive,
+    load_results,
+    t_half_width,
+    t_interval,
+)
 
 
 def runs_frame(rows: list[tuple]) -> pl.DataFrame:
@@ -75,6 +84,9 @@ def test_without_per_application_columns_slack_and_failure_rate_fall_back():
     assert row["slack_cpu"] == 0.5 and row["slack_mem"] == 0.6
     assert row["failure_rate"] == pytest.approx(0.1)
     assert row["slack_source"] == "cluster"
+    assert row["failure_source"] == "core OOM only (older runner)"
+    # columns an older runner never wrote are nulls, not errors
+    assert row["shapeable_apps"] is None and row["work_lost_gib_h"] is None
 
 
 def test_per_application_columns_win_where_present_row_by_row():
@@ -83,12 +95,92 @@ def test_per_application_columns_win_where_present_row_by_row():
     ).with_columns(
         app_slack_cpu_mean=pl.Series([0.1, None]),
         app_slack_mem_mean=pl.Series([0.2, None]),
+        app_idle_cpu_mean=pl.Series([0.4, None]),
+        app_idle_mem_mean=pl.Series([0.5, None]),
         failure_rate=pl.Series([0.3, None]),
+        apps_failed=pl.Series([3.0, None]),
     )
     first, second = derive(frame).iter_rows(named=True)
     assert (first["slack_cpu"], first["slack_mem"], first["failure_rate"]) == (0.1, 0.2, 0.3)
     assert first["slack_source"] == "per-application"
+    assert first["failure_source"] == "any component stopped"
     assert (second["slack_mem"], second["failure_rate"]) == (0.6, pytest.approx(0.1))
+
+
+def test_an_older_runners_columns_keep_what_they_measured():
+    # before the paper's measures: app_slack was the idle share of the allocation, failure_rate
+    # counted core OOM only and work_lost_core_h held component-hours
+    frame = runs_frame([("reservation", "reservation", 1, 100.0)]).with_columns(
+        app_slack_cpu_mean=pl.lit(0.3),
+        app_slack_mem_mean=pl.lit(0.4),
+        failure_rate=pl.lit(0.2),
+        work_lost_core_h=pl.lit(7.0),
+    )
+    row = derive(frame).row(0, named=True)
+    assert (row["app_idle_cpu_mean"], row["app_idle_mem_mean"]) == (0.3, 0.4)
+    assert row["app_slack_mem_mean"] is None
+    assert row["slack_mem"] == 0.4
+    assert row["slack_source"] == "per-application idle share (older runner)"
+    assert (row["core_oom_rate"], row["failure_rate"]) == (0.2, 0.2)
+    assert row["failure_source"] == "core OOM only (older runner)"
+    assert (row["work_lost_component_h"], row["work_lost_core_h"]) == (7.0, None)
+
+
+def test_t_interval_on_hand_numbers():
+    # mean 2.5, sample std 1.2910, t(0.975, 3 dof) = 3.1824: half-width 2.0543
+    got = t_interval([1.0, 2.0, 3.0, 4.0, None])
+    assert (got.mean, got.n) == (2.5, 4)
+    assert got.lo == pytest.approx(0.44574, abs=1e-5) and got.hi == pytest.approx(4.55426, abs=1e-5)
+    # two seeds: std sqrt(2), t(0.975, 1 dof) = 12.706, so the half-width is 12.706
+    two = t_interval([1.0, 3.0])
+    assert two.hi - two.mean == pytest.approx(12.7062, abs=1e-3)
+    # one seed has a mean but no interval; none has nothing
+    assert t_interval([5.0]) == t_interval([5.0, float("nan")])
+    assert (t_interval([5.0]).lo, t_interval([5.0]).hi, t_interval([5.0]).n) == (None, None, 1)
+    assert t_interval([]).mean is None
+    # cut at the bounds a metric cannot leave
+    assert t_interval([0.0, 0.1], (0.0, 1.0)).lo == 0.0
+    half = t_half_width(np.array([1.0, 1.0]), np.array([1, 2]))
+    assert np.isnan(half[0]) and half[1] == pytest.approx(12.7062 / 2**0.5, abs=1e-3)
+
+
+def test_turnaround_ratio_interval_is_over_the_per_seed_ratios():
+    runs = derive(
+        runs_frame(
+            [
+                ("reservation", "reservation", 1, 100.0),
+                ("reservation", "reservation", 2, 200.0),
+                ("reservation", "reservation", 3, 300.0),
+                ("p", "pessimistic", 1, 50.0),
+                ("p", "pessimistic", 2, 100.0),
+                ("p", "pessimistic", 3, 100.0),
+            ]
+        )
+    )
+    shaped = aggregate(runs).row(1, named=True)
+    # per-seed ratios 2, 2, 3: mean 2.333, std 0.5774, t(0.975, 2 dof) = 4.3027
+    assert shaped["turnaround_ratio"] == pytest.approx(7 / 3)
+    assert shaped["turnaround_ratio_n"] == 3
+    assert shaped["turnaround_ratio_lo"] == pytest.approx(0.899115, abs=1e-5)
+    assert shaped["turnaround_ratio_hi"] == pytest.approx(3.767551, abs=1e-5)
+    baseline = aggregate(runs).row(0, named=True)
+    assert baseline["turnaround_ratio_lo"] == pytest.approx(1.0)  # every seed exactly 1
+
+
+def test_one_seed_has_no_interval_and_a_repeated_seed_counts_once():
+    runs = derive(
+        runs_frame(
+            [
+                ("reservation", "reservation", 1, 100.0),
+                ("p", "pessimistic", 1, 50.0),
+                ("p", "pessimistic", 1, 100.0),
+            ]
+        )
+    )
+    shaped = aggregate(runs).row(1, named=True)
+    assert (shaped["runs"], shaped["seeds"], shaped["turnaround_mean_s_n"]) == (2, 1, 1)
+    assert shaped["turnaround_mean_s"] == pytest.approx(75.0)
+    assert shaped["turnaround_mean_s_lo"] is None and shaped["turnaround_mean_s_hi"] is None
 
 
 def test_cell_name_shows_the_parameters_that_set_a_cell_apart():

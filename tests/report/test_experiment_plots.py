@@ -69,3 +69,28 @@ def test_plots_without_their_kind_of_run_return_none(fig3_store, tmp_path):
 def test_conformal_plot(conformal_store, tmp_path):
     cells = aggregate(load_results(conformal_store).runs)
     assert plots.plot_conformal(cells, tmp_path / "c.png").stat().st_size > 10_000
+
+
+def test_error_bars_reach_from_the_mean_to_the_interval():
+    cells = pl.DataFrame(
+        {
+            "failure_rate": [0.1, 0.2],
+            "failure_rate_lo": [0.05, None],
+            "failure_rate_hi": [0.2, None],
+        }
+    )
+    mean, err = plots.interval_errors(cells, "failure_rate")
+    assert mean.tolist() == [0.1, 0.2]
+    # one seed: no interval, no bar
+    assert err[:, 0] == pytest.approx([0.05, 0.1]) and err[:, 1].tolist() == [0.0, 0.0]
+
+
+def test_heatmap_intervals_come_from_the_same_grid(fig4_cells, tmp_path):
+    with_ci = fig4_cells.with_columns(
+        turnaround_ratio_lo=pl.col("turnaround_ratio") * 0.5,
+        turnaround_ratio_hi=pl.col("turnaround_ratio") * 2,
+    )
+    _, _, values = plots.grid(with_ci, "pessimistic/gp-exp", "turnaround_ratio")
+    _, _, lows = plots.grid(with_ci, "pessimistic/gp-exp", "turnaround_ratio_lo")
+    assert np.allclose(lows, values * 0.5)
+    assert plots.plot_figure4(with_ci, tmp_path / "h.png").stat().st_size > 10_000

@@ -1,5 +1,6 @@
 """A result store read back for reporting: its runs, the per-seed turnaround ratio over the
-reservation baseline, and runs aggregated over seeds into cells (a label and its parameters).
+reservation baseline, and runs aggregated over seeds into cells (a label and its parameters), each
+metric as a mean over seeds with a 95 % confidence interval.
 
 The store is what the experiment runner writes: ``experiment.json``, ``runs.parquet`` (one row per
 finished run) and ``runs/<run_id>/{apps,timeline}.parquet``. A sweep that was interrupted is
@@ -9,17 +10,25 @@ still a store: everything here works on the runs that finished.
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
+from scipy import stats
 
 from reclaim.errors import ReclaimError
 
 BASELINE = "reservation"
+#: Confidence level of every interval in the report.
+LEVEL = 0.95
 #: What identifies a cell: runs that differ only in their seed.
 CELL = ["experiment", "label", "controller", "forecaster", "k1", "k2", "coverage"]
-#: Per-run metrics averaged over seeds; ``slack_*`` and ``failure_rate`` are derived by ``derive``.
+#: Per-run metrics aggregated over seeds. ``slack_*``, ``failure_rate`` and ``turnaround_ratio``
+#: are as ``derive`` leaves them; the rest are the runs' summary keys (null where a run lacks one:
+#: an older runner, a controller without that knob).
 METRICS = [
     "apps_done",
     "turnaround_mean_s",
@@ -28,10 +37,62 @@ METRICS = [
     "slack_cpu",
     "slack_mem",
     "slack_mem_weighted",
+    "app_slack_mem_mean",
+    "cluster_slack_cpu_mean",
+    "cluster_slack_mem_mean",
     "failure_rate",
+    "core_oom_rate",
+    "preempted_rate",
+    "elastic_loss_rate",
+    "apps_failed",
+    "resubmissions",
     "preemptions",
+    "work_lost_component_h",
     "work_lost_core_h",
+    "work_lost_gib_h",
+    "shapeable_apps",
+    "shapeable_cpu",
+    "shapeable_mem",
+    "forecast_fallback_share",
+    "realised_coverage",
+    "failure_target",
+    "adapted_k2",
 ]
+#: Values a metric cannot leave: its interval is cut there (a t-interval is symmetric and, with
+#: few seeds, would otherwise reach a negative time or a share above one).
+BOUNDS: dict[str, tuple[float, float]] = {
+    **{
+        m: (0.0, 1.0)
+        for m in (
+            "failure_rate",
+            "core_oom_rate",
+            "preempted_rate",
+            "elastic_loss_rate",
+            "shapeable_apps",
+            "shapeable_cpu",
+            "shapeable_mem",
+            "forecast_fallback_share",
+            "realised_coverage",
+            "failure_target",
+        )
+    },
+    **{
+        m: (0.0, math.inf)
+        for m in (
+            "apps_done",
+            "turnaround_mean_s",
+            "turnaround_p50_s",
+            "turnaround_ratio",
+            "apps_failed",
+            "resubmissions",
+            "preemptions",
+            "work_lost_component_h",
+            "work_lost_core_h",
+            "work_lost_gib_h",
+            "adapted_k2",
+        )
+    },
+}
 _REQUIRED = ["run_id", "label", "controller", "seed"]
 _OPTIONAL_TEXT = ["experiment", "scale", "forecaster"]
 _OPTIONAL_FLOAT = [
@@ -39,15 +100,48 @@ _OPTIONAL_FLOAT = [
     "k2",
     "coverage",
     "apps",
-    "apps_done",
     "apps_failed_at_least_once",
-    "turnaround_mean_s",
-    "turnaround_p50_s",
-    "preemptions",
-    "work_lost_core_h",
     "slack_cpu_weighted",
-    "slack_mem_weighted",
+    "app_slack_cpu_mean",
+    "app_idle_cpu_mean",
+    "app_idle_mem_mean",
+    *[m for m in METRICS if m not in ("turnaround_ratio", "slack_cpu", "slack_mem")],
 ]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over ``n`` seeds and its 95 % Student-t interval (``lo``/``hi`` None below two)."""
+
+    mean: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+
+
+def t_half_width(std: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Half-width of the ``LEVEL`` t-interval of a mean: t(n - 1) x std / sqrt(n), NaN where
+    ``n`` < 2; ``std`` is the sample standard deviation (n - 1 in the denominator)."""
+    n = np.asarray(n, dtype=np.float64)
+    std = np.asarray(std, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = stats.t.ppf(0.5 + LEVEL / 2, np.where(n >= 2, n - 1, np.nan))
+        return np.where(n >= 2, t * std / np.sqrt(n), np.nan)
+
+
+def t_interval(
+    values: Iterable[float | None], bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> Interval:
+    """Mean and 95 % t-interval of per-seed ``values`` (None and NaN dropped), cut at
+    ``bounds``."""
+    x = np.array([v for v in values if v is not None and not math.isnan(v)], dtype=np.float64)
+    if not len(x):
+        return Interval(None, None, None, 0)
+    mean = float(x.mean())
+    if len(x) < 2:
+        return Interval(mean, None, None, 1)
+    half = float(t_half_width(np.array(x.std(ddof=1)), np.array(len(x))))
+    return Interval(mean, max(mean - half, bounds[0]), min(mean + half, bounds[1]), len(x))
 
 
 @dataclass
@@ -121,34 +215,68 @@ def load_results(root: Path) -> ResultStore:
 
 
 def derive(runs: pl.DataFrame) -> pl.DataFrame:
-    """Add ``slack_cpu``/``slack_mem`` (per-application mean slack, else the cluster's
-    allocation-weighted slack), ``slack_source``, ``failure_rate`` (else failed-at-least-once over
-    apps) and ``turnaround_ratio``: the mean turnaround of the reservation run with the same
-    experiment, scale and seed over this run's, so bigger is better and seeds never mix. Metrics a
-    store lacks (an older runner, no finished application) become nulls."""
+    """Add ``slack_cpu``/``slack_mem`` with ``slack_source``, ``failure_rate`` with
+    ``failure_source``, and ``turnaround_ratio``: the mean turnaround of the reservation run with
+    the same experiment, scale and seed over this run's, so bigger is better and seeds never mix.
+    Metrics a store lacks (an older runner, no finished application) become nulls.
+
+    Rows from an older runner keep their numbers under the names of what they measured: its
+    ``app_slack_*_mean`` was the idle share of the allocation (now ``app_idle_*_mean``), its
+    ``work_lost_core_h`` held component-hours (now ``work_lost_component_h``) and its
+    ``failure_rate`` counted core out-of-memory failures only (now ``core_oom_rate``). The report's
+    ``slack_*`` is the paper's per-application slack (of the request), else that idle share, else
+    the cluster's allocation-weighted slack; its ``failure_rate`` the paper's (any component
+    stopped), else the core-OOM share; the ``*_source`` columns say which.
+    """
     runs = runs.with_columns(
         [pl.lit(None, pl.Float64).alias(c) for c in _OPTIONAL_FLOAT if c not in runs.columns]
+    ).with_columns([pl.col(c).cast(pl.Float64) for c in _OPTIONAL_FLOAT])
+    old_slack = pl.col("app_idle_mem_mean").is_null() & pl.col("app_slack_mem_mean").is_not_null()
+    old_work = pl.col("work_lost_component_h").is_null()
+    old_fail = pl.col("apps_failed").is_null()
+    core_oom = pl.coalesce(
+        pl.col("failure_rate"), pl.col("apps_failed_at_least_once") / pl.col("apps")
     )
-    per_app = [c for c in ("app_slack_cpu_mean", "app_slack_mem_mean") if c in runs.columns]
+    null = pl.lit(None, pl.Float64)
+    runs = runs.with_columns(
+        *[
+            pl.when(old_slack)
+            .then(pl.col(f"app_slack_{r}_mean"))
+            .otherwise(pl.col(f"app_idle_{r}_mean"))
+            .alias(f"app_idle_{r}_mean")
+            for r in ("cpu", "mem")
+        ],
+        *[
+            pl.when(old_slack)
+            .then(null)
+            .otherwise(pl.col(f"app_slack_{r}_mean"))
+            .alias(f"app_slack_{r}_mean")
+            for r in ("cpu", "mem")
+        ],
+        work_lost_component_h=pl.when(old_work)
+        .then(pl.col("work_lost_core_h"))
+        .otherwise(pl.col("work_lost_component_h")),
+        work_lost_core_h=pl.when(old_work).then(null).otherwise(pl.col("work_lost_core_h")),
+        core_oom_rate=pl.when(old_fail).then(core_oom).otherwise(pl.col("core_oom_rate")),
+        failure_rate=pl.when(old_fail).then(core_oom).otherwise(pl.col("failure_rate")),
+        failure_source=pl.when(old_fail)
+        .then(pl.lit("core OOM only (older runner)"))
+        .otherwise(pl.lit("any component stopped")),
+    )
     runs = runs.with_columns(
         [
             pl.coalesce(
-                *([pl.col(f"app_slack_{r}_mean")] if per_app else []),
+                pl.col(f"app_slack_{r}_mean"),
+                pl.col(f"app_idle_{r}_mean"),
                 pl.col(f"slack_{r}_weighted"),
             ).alias(f"slack_{r}")
             for r in ("cpu", "mem")
         ],
-        slack_source=(
-            pl.when(pl.col("app_slack_mem_mean").is_not_null())
-            .then(pl.lit("per-application"))
-            .otherwise(pl.lit("cluster"))
-            if per_app
-            else pl.lit("cluster")
-        ),
-        failure_rate=pl.coalesce(
-            *([pl.col("failure_rate")] if "failure_rate" in runs.columns else []),
-            pl.col("apps_failed_at_least_once") / pl.col("apps"),
-        ),
+        slack_source=pl.when(pl.col("app_slack_mem_mean").is_not_null())
+        .then(pl.lit("per-application"))
+        .when(pl.col("app_idle_mem_mean").is_not_null())
+        .then(pl.lit("per-application idle share (older runner)"))
+        .otherwise(pl.lit("cluster")),
     )
     key = ["experiment", "scale", "seed"]
     baseline = (
@@ -162,22 +290,63 @@ def derive(runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
-    """One row per cell: ``runs``, ``seeds``, ``run_ids``, and ``<metric>`` (mean over seeds) and
-    ``<metric>_std`` (null with one seed) for each of METRICS. Baseline cells first, then labels in
-    the order their first run appears, then by K1, K2 and coverage."""
+    """One row per cell: ``runs``, ``seeds``, ``run_ids``, and for each of METRICS ``<metric>``
+    (mean over seeds), ``<metric>_std``, ``<metric>_n`` (seeds with a value) and
+    ``<metric>_lo``/``<metric>_hi``: the 95 % Student-t interval of the mean over seeds (n - 1
+    degrees of freedom; null below two seeds; cut at BOUNDS). A seed run more than once counts
+    once, at its mean.
+    The turnaround ratio's interval is thus that of the per-seed ratios. Baseline cells first, then
+    labels in the order their first run appears, then by K1, K2 and coverage."""
     order = runs.select("label").unique(maintain_order=True).with_row_index("_label_order")
-    cells = runs.group_by(CELL, maintain_order=True).agg(
+    per_seed = runs.group_by([*CELL, "seed"], maintain_order=True).agg(
         pl.len().alias("runs"),
-        pl.col("seed").n_unique().alias("seeds"),
         pl.col("run_id").alias("run_ids"),
         *[pl.col(m).mean() for m in METRICS],
+    )
+    cells = per_seed.group_by(CELL, maintain_order=True).agg(
+        pl.col("runs").sum(),
+        pl.len().alias("seeds"),
+        pl.col("run_ids").explode(),
+        *[pl.col(m).mean() for m in METRICS],
         *[pl.col(m).std().alias(f"{m}_std") for m in METRICS],
+        *[pl.col(m).count().cast(pl.Int64).alias(f"{m}_n") for m in METRICS],
+    )
+    half = {
+        m: pl.Series(
+            t_half_width(cells[f"{m}_std"].to_numpy(), cells[f"{m}_n"].to_numpy()),
+            dtype=pl.Float64,
+        ).fill_nan(None)
+        for m in METRICS
+    }
+    lower = {m: BOUNDS.get(m, (-math.inf, math.inf))[0] for m in METRICS}
+    upper = {m: BOUNDS.get(m, (-math.inf, math.inf))[1] for m in METRICS}
+    cells = cells.with_columns(
+        *[(pl.col(m) - half[m]).clip(lower_bound=lower[m]).alias(f"{m}_lo") for m in METRICS],
+        *[(pl.col(m) + half[m]).clip(upper_bound=upper[m]).alias(f"{m}_hi") for m in METRICS],
     )
     return (
         cells.join(order, on="label")
         .with_columns(_baseline_first=pl.col("controller") != BASELINE)
         .sort(["_baseline_first", "_label_order", "k1", "k2", "coverage"], nulls_last=False)
         .drop("_baseline_first", "_label_order")
+    )
+
+
+def per_seed(runs: pl.DataFrame, run_ids: Iterable[str], metric: str) -> dict[int, float]:
+    """``metric`` of these runs by seed (a seed run twice: its mean); seeds without a value left
+    out."""
+    sub = runs.filter(pl.col("run_id").is_in(list(run_ids)) & pl.col(metric).is_not_null())
+    frame = sub.group_by("seed").agg(pl.col(metric).cast(pl.Float64).mean())
+    return {seed: value for seed, value in frame.iter_rows() if not math.isnan(value)}
+
+
+def cell_interval(cell: dict, metric: str) -> Interval:
+    """A cell's ``metric`` as an Interval (from ``aggregate``'s columns; absent metric: empty)."""
+    return Interval(
+        cell.get(metric),
+        cell.get(f"{metric}_lo"),
+        cell.get(f"{metric}_hi"),
+        int(cell.get(f"{metric}_n") or 0),
     )
 
 

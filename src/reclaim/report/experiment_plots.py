@@ -1,5 +1,7 @@
 """Plots of an experiment in the shaping paper's style: boxplots per cell (Figure 3), K1 x K2
-heatmaps per forecaster (Figure 4), and target coverage against outcome for conformal runs."""
+heatmaps per forecaster (Figure 4), and target coverage against outcome for conformal runs. Where
+a plot shows a mean over seeds it shows its 95 % interval too: error bars, or ``[lo, hi]`` under
+the number in a heatmap cell."""
 
 from __future__ import annotations
 
@@ -12,18 +14,21 @@ matplotlib.use("Agg")  # files only; no display is needed or assumed
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+from matplotlib.ticker import PercentFormatter  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
 from reclaim.report.experiment_data import ResultStore, cell_name  # noqa: E402
 from reclaim.report.experiment_tables import fmt  # noqa: E402
 
 _MEAN = {"marker": "^", "markerfacecolor": "red", "markeredgecolor": "red"}
+_MEAN_BAR = {"fmt": "^", "color": "red", "ms": 7, "capsize": 4, "elinewidth": 1.2, "zorder": 3}
 #: Figure 4's panels: (metric, title, colour map oriented so that bright is better).
 _HEATMAPS = [
     ("turnaround_ratio", "turnaround ratio over baseline", "viridis"),
     ("slack_mem", "memory slack", "viridis_r"),
     ("failure_rate", "failure rate", "viridis_r"),
 ]
+_RESOURCE = {"cpu": "CPU", "mem": "memory"}
 #: The parameters the paper deployed (section 5); a grid's cell drawn in the Figure-3 boxplots.
 DEPLOYED = (0.05, 3.0)
 
@@ -76,17 +81,39 @@ def _column(frame: pl.DataFrame | None, column: str) -> NDArray[np.float64]:
     return frame[column].drop_nulls().to_numpy().astype(np.float64)
 
 
-def _boxes(ax, data: list[NDArray[np.float64]], names: list[str], ylabel: str) -> None:
-    ax.boxplot(data, showmeans=True, showfliers=False, meanprops=_MEAN)
+def _boxes(
+    ax, data: list[NDArray[np.float64]], names: list[str], ylabel: str, pooled_mean: bool
+) -> None:
+    ax.boxplot(data, showmeans=pooled_mean, showfliers=False, meanprops=_MEAN)
     ax.set_xticks(range(1, len(names) + 1), names, fontsize=7)
     ax.set_ylabel(ylabel)
 
 
+def interval_errors(cells: pl.DataFrame, metric: str) -> tuple[NDArray, NDArray]:
+    """Means over seeds of ``metric`` per cell and (2, C) error-bar lengths down to ``_lo`` and up
+    to ``_hi`` (0 where a cell has one seed: no interval to draw)."""
+    mean = cells[metric].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    lo = cells[f"{metric}_lo"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    hi = cells[f"{metric}_hi"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return mean, np.nan_to_num(np.vstack([mean - lo, hi - mean]), nan=0.0)
+
+
+def _mean_marks(ax, cells: pl.DataFrame, metric: str, floor: float | None = None) -> None:
+    """Red triangle at each cell's mean over seeds, bars its 95 % interval (kept above ``floor``
+    on a log axis); beside its box, not on the whiskers."""
+    mean, err = interval_errors(cells, metric)
+    if floor is not None:
+        err[0] = np.minimum(err[0], np.maximum(mean - floor, 0.0))
+    ax.errorbar(np.arange(1, len(mean) + 1) + 0.32, mean, yerr=err, **_MEAN_BAR)
+
+
 def plot_figure3(store: ResultStore, cells: pl.DataFrame, path: Path) -> tuple[Path, str] | None:
-    """Boxplots per cell of CPU and memory slack and per-application turnaround (log scale), red
-    triangle the mean, and the failure rate; pooled over seeds. Slack is per application where the
-    runs record it, else per monitor tick of the cluster. Returns the path and the slack source,
-    or None with fewer than two cells."""
+    """Boxplots per cell of CPU and memory slack and per-application turnaround (log scale),
+    pooled over seeds, and the failure rate. The red triangle is the mean over seeds of the runs'
+    means (as in the tables) with bars its 95 % interval; the failure bar carries its interval
+    too. Slack is per application where the runs record it, else per monitor tick of the cluster
+    (the triangle then the pooled mean of the ticks, without an interval). Returns the path and
+    the slack source, or None with fewer than two cells."""
     chosen = figure3_cells(cells)
     if len(chosen) < 2:
         return None
@@ -103,28 +130,51 @@ def plot_figure3(store: ResultStore, cells: pl.DataFrame, path: Path) -> tuple[P
     axes = grid_axes.ravel()
     for ax, r in zip(axes[:2], ("cpu", "mem"), strict=True):
         data = [_column(frame, f"slack_{r}") for frame in slack]
-        _boxes(ax, data, names, f"{r} slack ({source})")
+        unit = "of request" if per_app else "of allocation"
+        _boxes(
+            ax,
+            data,
+            names,
+            f"{_RESOURCE[r]} slack ({source}, share {unit})",
+            pooled_mean=not per_app,
+        )
+        if per_app:
+            _mean_marks(ax, chosen, f"slack_{r}")
     turnaround = [np.maximum(_column(frame, "turnaround"), 1.0) for frame in apps]
-    _boxes(axes[2], turnaround, names, "turnaround (s)")
+    _boxes(axes[2], turnaround, names, "turnaround (s)", pooled_mean=False)
     axes[2].set_yscale("log")
-    rate = chosen["failure_rate"].fill_null(np.nan).to_numpy()
-    spread = chosen["failure_rate_std"].fill_null(0.0).to_numpy()
-    axes[3].bar(range(1, len(names) + 1), rate, yerr=spread, color="tab:red", alpha=0.7)
-    axes[3].set_xticks(range(1, len(names) + 1), names, fontsize=7)
-    axes[3].set_ylabel("failure rate (apps failed at least once)")
-    axes[3].set_ylim(0, max(0.05, float(np.nan_to_num(rate + spread).max()) * 1.15))
-    fig.suptitle(f"{store.name}: the red triangle is the mean", fontsize=9)
+    _mean_marks(axes[2], chosen, "turnaround_mean_s", floor=1.0)
+    rate, err = interval_errors(chosen, "failure_rate")
+    x = np.arange(1, len(names) + 1)
+    axes[3].bar(x, rate, color="tab:red", alpha=0.7)
+    axes[3].errorbar(x, rate, yerr=err, fmt="none", ecolor="black", capsize=4)
+    axes[3].set_xticks(x, names, fontsize=7)
+    axes[3].set_ylabel("failure rate (apps with a component stopped)")
+    axes[3].set_ylim(0, max(0.05, float(np.nan_to_num(rate + err[1]).max()) * 1.15))
+    low, high = chosen["seeds"].min(), chosen["seeds"].max()
+    seeds = f"{low}" if low == high else f"{low}-{high}"
+    fig.suptitle(
+        f"{store.name}: red triangle the mean over seeds ({seeds} per cell), bars its 95 % "
+        "interval; boxes pool the applications of all seeds",
+        fontsize=9,
+    )
     return _save(fig, path), source
 
 
 def plot_figure4(cells: pl.DataFrame, path: Path) -> Path | None:
     """Per swept label a row of K1 x K2 heatmaps (turnaround ratio, memory slack, failure rate),
-    bright cells better, each cell annotated; None without a sweep."""
+    bright cells better, each cell annotated with its mean over seeds and, below, its 95 %
+    interval; None without a sweep."""
     labels = grid_labels(cells)
     if not labels:
         return None
+    # a cell holds a mean and its interval on two lines: give each K1 column room for them
+    k1_max = max(len(grid(cells, label, "turnaround_ratio")[0]) for label in labels)
+    k2_max = max(len(grid(cells, label, "turnaround_ratio")[1]) for label in labels)
+    width = len(_HEATMAPS) * max(4.7, 0.9 * k1_max + 1.8)
+    height = max(3.6, 0.45 * k2_max + 1.6)
     fig, axes = plt.subplots(
-        len(labels), len(_HEATMAPS), figsize=(14, 3.6 * len(labels)), squeeze=False
+        len(labels), len(_HEATMAPS), figsize=(width, height * len(labels)), squeeze=False
     )
     for row, label in zip(axes, labels, strict=True):
         for ax, (metric, title, cmap) in zip(row, _HEATMAPS, strict=True):
@@ -133,15 +183,20 @@ def plot_figure4(cells: pl.DataFrame, path: Path) -> Path | None:
             image = ax.imshow(
                 np.ma.masked_invalid(values), cmap=colours, origin="lower", aspect="auto"
             )
-            fig.colorbar(image, ax=ax, shrink=0.85)
+            bar = fig.colorbar(image, ax=ax, shrink=0.85)
+            if metric != "turnaround_ratio":
+                bar.ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
+            _, _, lows = grid(cells, label, f"{metric}_lo")
+            _, _, highs = grid(cells, label, f"{metric}_hi")
             for (i, j), value in np.ndenumerate(values):
                 ax.text(
                     j,
                     i,
-                    fmt(metric, float(value)),
+                    fmt(metric, float(value), float(lows[i, j]), float(highs[i, j])),
                     ha="center",
                     va="center",
                     fontsize=7,
+                    linespacing=1.1,
                     color="black",
                     bbox={"facecolor": "white", "alpha": 0.6, "lw": 0, "pad": 1},
                 )
@@ -150,12 +205,16 @@ def plot_figure4(cells: pl.DataFrame, path: Path) -> Path | None:
             ax.set_xlabel("K1 (% of request)")
             ax.set_ylabel("K2 (predictive std)")
             ax.set_title(f"{label}: {title}", fontsize=9)
+    fig.suptitle(
+        "mean over seeds, below it its 95 % interval [lo, hi]; bright cells are better",
+        fontsize=9,
+    )
     return _save(fig, path)
 
 
 def plot_conformal(cells: pl.DataFrame, path: Path) -> Path | None:
     """Per label, target coverage against the failure rate and the turnaround ratio reached
-    (mean over seeds, bars one std); None without coverage runs."""
+    (mean over seeds, bars its 95 % interval); None without coverage runs."""
     sub = cells.filter(pl.col("coverage").is_not_null()).sort("coverage")
     if sub.is_empty():
         return None
@@ -167,13 +226,9 @@ def plot_conformal(cells: pl.DataFrame, path: Path) -> Path | None:
     axes[1].axhline(1.0, color="black", lw=0.8, ls="--", label="baseline")
     for ax, (metric, ylabel) in zip(axes, panels, strict=True):
         for (label,), g in sub.group_by("label", maintain_order=True):
+            mean, err = interval_errors(g, metric)
             ax.errorbar(
-                g["coverage"].to_numpy(),
-                g[metric].fill_null(np.nan).to_numpy(),
-                yerr=g[f"{metric}_std"].fill_null(0.0).to_numpy(),
-                marker="o",
-                capsize=3,
-                label=label,
+                g["coverage"].to_numpy(), mean, yerr=err, marker="o", capsize=3, label=label
             )
         ax.set_xlabel("target coverage")
         ax.set_ylabel(ylabel)

@@ -1,5 +1,6 @@
-"""The report of a result store: per experiment a table, notes and plots, the paper's headline
-numbers beside ours, written as PNGs and ``index.html``; what ``reclaim report`` runs."""
+"""The report of a result store: per experiment its tables, notes and plots, the paper's headline
+numbers and claims beside ours with the numbers that explain the gaps, written as PNGs and
+``index.html``; what ``reclaim report`` runs."""
 
 from __future__ import annotations
 
@@ -20,14 +21,24 @@ from reclaim.report.experiment_data import (
     experiment_meta,
     load_results,
 )
-from reclaim.report.experiment_tables import Rows, cell_rows, paper_rows, rich_table
+from reclaim.report.experiment_tables import (
+    Rows,
+    cell_rows,
+    cluster_rows,
+    context_rows,
+    failure_rows,
+    fmt_interval,
+    paper_rows,
+    rich_table,
+)
 from reclaim.report.html import Section, page
-from reclaim.report.paper import SOURCE, compare
+from reclaim.report.paper import SOURCE, Context, compare, context
 
 
 @dataclass
 class Report:
-    """``notes``: about the store as a whole (runs still missing); sections: one per experiment."""
+    """``notes``: about the store as a whole (runs still missing); sections: one per experiment;
+    ``context``: per experiment the numbers that explain gaps to the paper (shaping stores)."""
 
     store: ResultStore
     notes: list[str]
@@ -35,14 +46,24 @@ class Report:
     paper: Rows
     html: Path
     source: str = SOURCE
+    context: Rows | None = None
 
 
-def _notes(runs: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
+def _notes(runs: pl.DataFrame, cells: pl.DataFrame, ctx: Context) -> list[str]:
     seeds = sorted(runs["seed"].unique().to_list())
     notes = [
         f"{len(runs)} finished run(s) in {len(cells)} cell(s), seeds {', '.join(map(str, seeds))}; "
-        "numbers are means over seeds, ± one standard deviation where a cell has several."
+        "numbers are means over seeds with, where a cell has several, their 95 % confidence "
+        "interval [lo, hi] (Student t over seeds; the turnaround ratio's from per-seed ratios)."
     ]
+    apps = fmt_interval("shapeable_apps", ctx.shapeable_apps).replace("\n", " ")
+    mem = fmt_interval("shapeable_mem", ctx.shapeable_mem).replace("\n", " ")
+    if ctx.shapeable_apps.mean is not None:
+        notes.append(
+            f"What shaping could act on: {apps} of applications run a component past the grace "
+            f"period, and {mem} of requested memory-time lies past it; shorter work keeps its "
+            "request and is never shaped."
+        )
     shaped = runs.filter(pl.col("controller") != BASELINE)
     unmatched = shaped["turnaround_ratio"].null_count()
     if unmatched:
@@ -53,8 +74,16 @@ def _notes(runs: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
     sources = set(runs["slack_source"])
     if sources != {"per-application"}:
         notes.append(
-            "Slack: the cluster's allocation-weighted slack where runs lack per-application slack "
-            f"({', '.join(sorted(sources))})."
+            "Slack: where runs lack the paper's per-application slack (allocated - used, over the "
+            "request), an older runner's per-application idle share of the allocation, else the "
+            f"cluster's allocation-weighted slack ({', '.join(sorted(sources))})."
+        )
+    old = runs.filter(pl.col("failure_source") != "any component stopped")
+    if len(old):
+        notes.append(
+            f"{len(old)} run(s) from an older runner: their failure rate counts core out-of-memory "
+            "failures only, not every application with a component stopped; their work lost is in "
+            "component-hours."
         )
     return notes
 
@@ -91,26 +120,31 @@ def write_report(root: Path, out: Path) -> Report:
     store = load_results(root)
     out.mkdir(parents=True, exist_ok=True)
     sections = []
+    contexts = {c.experiment: c for c in context(store.runs)}
     for (name,), runs in store.runs.group_by("experiment", maintain_order=True):
         cells = aggregate(runs)
         scale = ", ".join(sorted(set(runs["scale"].drop_nulls()) - {""}))
         heading = f"{name} ({scale})" if scale else str(name)
-        notes = _notes(runs, cells)
+        notes = _notes(runs, cells, contexts[str(name)])
         if name == store.name and store.description:
             notes.insert(0, store.description)
-        sections.append(
-            Section(heading, notes, cell_rows(cells), _figures(store, name, cells, out))
-        )
+        tables = [(f"{heading}: failures and lost work", failure_rows(cells))]
+        cluster = cluster_rows(cells)
+        if cluster is not None:
+            tables.append((f"{heading}: cluster slack and forecasts", cluster))
+        figures = _figures(store, name, cells, out)
+        sections.append(Section(heading, notes, cell_rows(cells), figures, tables))
     notes = [f"{root}: {len(store.runs)} finished run(s)."]
     if store.pending:
         notes.append(
             f"{store.pending} run directory(ies) have no finished row (sweep interrupted or still "
             "running): this report covers the runs that finished."
         )
-    paper = paper_rows(compare(aggregate(store.runs)))
+    paper = paper_rows(compare(store.runs))
+    gaps = context_rows(list(contexts.values()))
     html = out / "index.html"
-    html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, SOURCE))
-    return Report(store, notes, sections, paper, html)
+    html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, SOURCE, gaps))
+    return Report(store, notes, sections, paper, html, SOURCE, gaps)
 
 
 def _kind_report(kind: str, root: Path, out: Path) -> Report:
@@ -126,10 +160,14 @@ def _kind_report(kind: str, root: Path, out: Path) -> Report:
 
 
 def console_output(report: Report) -> list[RenderableType]:
-    """What the CLI prints: per experiment its notes and table, then the paper's numbers."""
+    """What the CLI prints: per experiment its notes and tables, then the paper's numbers and
+    what explains the gaps."""
     items: list[RenderableType] = [Text(note) for note in report.notes]
     for s in report.sections:
         items += [Text(note, style="dim") for note in s.notes]
         items.append(rich_table(s.heading, s.table))
+        items += [rich_table(title, rows) for title, rows in s.tables]
     items.append(rich_table(f"paper vs ours ({report.source})", report.paper))
+    if report.context is not None:
+        items.append(rich_table("what explains the gaps, per experiment", report.context))
     return items
