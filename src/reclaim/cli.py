@@ -259,7 +259,7 @@ def simulate(
     )
     workload, report = build_workload(spec, jobs or default_jobs, shapes or default_shapes, paired)
     out = Console()
-    out.print(workload_table(report, capacity))
+    out.print(workload_table(report, capacity, workload))
     for warning in overload_warnings(report, capacity):
         out.print(f"[yellow]warning:[/] {warning}")
     settings = RunSettings(

@@ -13,6 +13,7 @@ from rich.table import Table
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.workload.builder import BuildReport
+from reclaim.workload.model import Workload
 
 
 class SimProgress:
@@ -123,9 +124,12 @@ def summary_table(result: SimResult, title: str) -> Table:
     return table
 
 
-def workload_table(report: BuildReport, capacity: NDArray[np.float64]) -> Table:
+def workload_table(
+    report: BuildReport, capacity: NDArray[np.float64], workload: Workload | None = None
+) -> Table:
     """What the sampled workload holds and what building it dropped or changed, with the
-    offered load (requested resource-time over capacity-time across the arrival span)."""
+    offered load (requested resource-time over capacity-time across the arrival span) and, given
+    the workload, the share of it that can never run on this cluster."""
     table = Table(title="workload", show_header=False, title_justify="left")
     table.add_column("item", style="bold")
     table.add_column("value", justify="right")
@@ -141,6 +145,17 @@ def workload_table(report: BuildReport, capacity: NDArray[np.float64]) -> Table:
             "offered load CPU / memory (requests)", f"{requested[0]:.0%} / {requested[1]:.0%}"
         )
         table.add_row("offered load CPU / memory (usage)", f"{used[0]:.0%} / {used[1]:.0%}")
+    if workload is not None:
+        never = workload.never_fits(capacity)
+        if never.any():
+            cp = workload.comp_indptr
+            asked = workload.request * workload.work[:, None].astype(np.float64)
+            per_app = np.add.reduceat(asked, cp[:-1], axis=0)
+            share = per_app[never].sum(axis=0) / per_app.sum(axis=0)
+            table.add_row(
+                "never fit this cluster: apps / CPU / memory-time",
+                f"{never.sum():,} / {share[0]:.0%} / {share[1]:.0%}",
+            )
     clipped = " / ".join(f"{share:.2%}" for share in report.clipped_share)
     table.add_row("usage samples clipped to request (CPU / mem)", clipped)
     if report.calibration is not None:

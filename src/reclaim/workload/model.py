@@ -52,6 +52,16 @@ class Workload:
         """(C,) int32: the application each component belongs to."""
         return np.repeat(np.arange(self.n_apps, dtype=np.int32), np.diff(self.comp_indptr))
 
+    def never_fits(self, capacity: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """(A,) bool: applications no cluster of hosts ``capacity`` (H, R) can ever run, as the
+        simulator rejects them at arrival: a component larger than the largest host, or core
+        components that together exceed the whole cluster."""
+        cp = self.comp_indptr
+        too_big = np.any(self.request > capacity.max(axis=0), axis=1)
+        any_too_big = np.add.reduceat(too_big.astype(np.int64), cp[:-1]) > 0
+        core_total = np.add.reduceat(self.request * self.core[:, None], cp[:-1], axis=0)
+        return any_too_big | np.any(core_total > capacity.sum(axis=0), axis=1)
+
     def validate(self) -> Workload:
         """Raise ValueError if arrays disagree in shape, order or range; return self."""
         a, c = self.n_apps, self.n_components
