@@ -381,22 +381,6 @@ def test_after_max_failures_it_gives_up_and_restores_the_request():
     assert tick(ctrl, view, 3600.0 * 25 + 600).resize_rows.tolist() == [0]
 
 
-def test_state_of_components_not_seen_for_8_days_is_dropped():
-    ctrl = VerticalPodAutoscaler()
-    view = View(table([[4.0, 4.0], [4.0, 4.0]], apps=[0, 1]), apps=2)
-    tick(ctrl, view, 0.0, used=[[1.0, 1.0], [1.0, 1.0]])
-    tick(ctrl, view, 300.0)
-    view.workloads.host[1] = -1
-    view.recent_ooms = (np.array([1]), np.array([5.0], np.float32))  # waits to restart
-    tick(ctrl, view, 600.0)
-    view.recent_ooms = (np.empty(0, np.int64), np.empty(0, np.float32))
-    tick(ctrl, view, 7 * DAY)
-    assert not np.isnan(ctrl.recommendation([1])).any()
-    tick(ctrl, view, 8 * DAY + 600.0)
-    assert np.isnan(ctrl.recommendation([1])).all()
-    assert not np.isnan(ctrl.recommendation([0])).any()
-
-
 def test_app_aggregates_pool_their_components():
     ctrl = plain(aggregate="app", target_percentile=0.5)
     view = View(table([[4.0, 4.0], [4.0, 4.0], [4.0, 4.0]], apps=[0, 0, 1]))

@@ -26,72 +26,51 @@ BASELINE = "reservation"
 LEVEL = 0.95
 #: What identifies a cell: runs that differ only in their seed.
 CELL = ["experiment", "label", "controller", "forecaster", "k1", "k2", "coverage"]
-#: Per-run metrics aggregated over seeds. ``slack_*``, ``failure_rate`` and ``turnaround_ratio``
-#: are as ``derive`` leaves them; the rest are the runs' summary keys (null where a run lacks one:
-#: an older runner, a controller without that knob).
-METRICS = [
-    "apps_done",
-    "turnaround_mean_s",
-    "turnaround_p50_s",
-    "turnaround_ratio",
-    "slack_cpu",
-    "slack_mem",
-    "slack_mem_weighted",
-    "app_slack_mem_mean",
-    "cluster_slack_cpu_mean",
-    "cluster_slack_mem_mean",
+#: Metrics that are shares of applications, resource-time or forecasts: within [0, 1].
+RATES = (
     "failure_rate",
     "core_oom_rate",
     "preempted_rate",
     "elastic_loss_rate",
-    "apps_failed",
-    "resubmissions",
-    "preemptions",
-    "work_lost_component_h",
-    "work_lost_core_h",
-    "work_lost_gib_h",
     "shapeable_apps",
     "shapeable_cpu",
     "shapeable_mem",
     "forecast_fallback_share",
     "realised_coverage",
     "failure_target",
+)
+#: Slack metrics: shares too, but unbounded below (usage may pass a soft allocation).
+SLACKS = (
+    "slack_cpu",
+    "slack_mem",
+    "slack_mem_weighted",
+    "app_slack_mem_mean",
+    "cluster_slack_cpu_mean",
+    "cluster_slack_mem_mean",
+)
+#: Times, counts, ratios and lost work: never below 0.
+NON_NEGATIVE = (
+    "apps_done",
+    "turnaround_mean_s",
+    "turnaround_p50_s",
+    "turnaround_ratio",
+    "apps_failed",
+    "resubmissions",
+    "preemptions",
+    "work_lost_component_h",
+    "work_lost_core_h",
+    "work_lost_gib_h",
     "adapted_k2",
-]
+)
+#: Per-run metrics aggregated over seeds. ``slack_*``, ``failure_rate`` and ``turnaround_ratio``
+#: are as ``derive`` leaves them; the rest are the runs' summary keys (null where a run lacks one:
+#: an older runner, a controller without that knob).
+METRICS = [*NON_NEGATIVE, *SLACKS, *RATES]
 #: Values a metric cannot leave: its interval is cut there (a t-interval is symmetric and, with
 #: few seeds, would otherwise reach a negative time or a share above one).
 BOUNDS: dict[str, tuple[float, float]] = {
-    **{
-        m: (0.0, 1.0)
-        for m in (
-            "failure_rate",
-            "core_oom_rate",
-            "preempted_rate",
-            "elastic_loss_rate",
-            "shapeable_apps",
-            "shapeable_cpu",
-            "shapeable_mem",
-            "forecast_fallback_share",
-            "realised_coverage",
-            "failure_target",
-        )
-    },
-    **{
-        m: (0.0, math.inf)
-        for m in (
-            "apps_done",
-            "turnaround_mean_s",
-            "turnaround_p50_s",
-            "turnaround_ratio",
-            "apps_failed",
-            "resubmissions",
-            "preemptions",
-            "work_lost_component_h",
-            "work_lost_core_h",
-            "work_lost_gib_h",
-            "adapted_k2",
-        )
-    },
+    **dict.fromkeys(RATES, (0.0, 1.0)),
+    **dict.fromkeys(NON_NEGATIVE, (0.0, math.inf)),
 }
 _REQUIRED = ["run_id", "label", "controller", "seed"]
 _OPTIONAL_TEXT = ["experiment", "scale", "forecaster"]

@@ -10,7 +10,7 @@ import math
 import polars as pl
 from rich.table import Table
 
-from reclaim.report.experiment_data import Interval, cell_interval, cell_name
+from reclaim.report.experiment_data import RATES, SLACKS, Interval, cell_interval, cell_name
 from reclaim.report.paper import Comparison, Context, Headline
 
 Rows = tuple[list[str], list[list[str]]]
@@ -54,27 +54,7 @@ _KIND = {
     "resubmissions": "count",
     "preemptions": "count",
     "adapted_k2": "float2",
-    **{
-        m: "share"
-        for m in (
-            "slack_cpu",
-            "slack_mem",
-            "slack_mem_weighted",
-            "app_slack_mem_mean",
-            "cluster_slack_cpu_mean",
-            "cluster_slack_mem_mean",
-            "failure_rate",
-            "core_oom_rate",
-            "preempted_rate",
-            "elastic_loss_rate",
-            "shapeable_apps",
-            "shapeable_cpu",
-            "shapeable_mem",
-            "forecast_fallback_share",
-            "realised_coverage",
-            "failure_target",
-        )
-    },
+    **dict.fromkeys((*SLACKS, *RATES), "share"),
 }
 _METRIC_NAMES = {
     "turnaround_ratio": "turnaround ratio over baseline",
