@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tiny_workloads import tiny_workload
-
 from reclaim.state.tables import HostTable
+from tiny_workloads import tiny_workload
 
 
 def test_never_fits_mirrors_the_simulators_rejection_rule():
