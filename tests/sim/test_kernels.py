@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reclaim.placement import build_placer
 from reclaim.sim import _kernels
 from reclaim.state.tables import HostTable
-from reclaim.types import R
+from reclaim.types import CPU, MEM, R
 
 
 def add_allocation_reference(allocated, hosts, amount, sign):
@@ -280,3 +280,247 @@ def test_start_fills_rows_and_completes_the_fast_ones():
     assert rate[[1, 0]].tolist() == [1.0, 0.5]
     assert rows.tolist() == [1, 0] and finish.tolist() == [700.0, 700.0]
     assert starts.tolist() == [0, 2] and epochs.tolist() == [1, 1]
+
+
+def test_periods_since_is_floor_division_even_next_to_whole_periods():
+    rng = np.random.default_rng(5)
+    exact = np.arange(0, 5000) * 300.0
+    xs = np.concatenate(
+        [
+            rng.random(20000) * 1e7,
+            exact,
+            np.nextafter(exact, np.inf),
+            np.nextafter(exact, 0),
+            np.cumsum(np.full(5000, 300.0)) - 0.1 + 0.1,  # accumulated tick times
+        ]
+    )
+    for period in (300.0, 0.1, 7.3):
+        got = [_kernels.periods_since(x, period) for x in xs]
+        assert got == [int(x // period) for x in xs]
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 3000), st.integers(0, 2**32 - 1))
+def test_stable_argsort_is_numpy_mergesort(n, seed):
+    rng = np.random.default_rng(seed)
+    # Keys as finish times: a period's worth above a large t, with many ties (and zeros).
+    keys = 1e6 + np.round(rng.random(n) * 300, int(rng.integers(0, 3)))
+    keys[rng.random(n) < 0.1] = 0.0
+    assert np.array_equal(_kernels.stable_argsort(keys), np.argsort(keys, kind="mergesort"))
+
+
+def tick_state(seed, n_rows=60, n_hosts=5, n_apps=7):
+    rng = np.random.default_rng(seed)
+    host = rng.integers(-1, n_hosts, n_rows).astype(np.int32)
+    return {
+        "rows": np.flatnonzero(host >= 0),
+        "host": host,
+        "app": rng.integers(0, n_apps, n_rows).astype(np.int32),
+        "request": (rng.random((n_rows, R)) * 4).astype(np.float32),
+        "limit": (rng.random((n_rows, R)) * 4).astype(np.float32),
+        "used": np.zeros((n_rows, R), np.float32),
+        "allocated": np.full((n_hosts, R), 9.0),
+        "host_used": np.full((n_hosts, R), 9.0),
+        "app_requested": rng.random((n_apps, R)),
+        "app_allocated": rng.random((n_apps, R)),
+        "app_used": rng.random((n_apps, R)),
+        "remaining": rng.choice([0.0, 10.0, 250.0, 1e4], n_rows),
+        "rate": np.ones(n_rows),
+        "epoch": rng.integers(0, 3, n_rows),
+    }, rng
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**32 - 1))
+def test_observe_does_what_the_kernels_it_replaces_do(seed):
+    s, rng = tick_state(seed)
+    rows = s["rows"]
+    demand = (rng.random((len(rows), R)) * 4).astype(np.float32)
+    ref = {k: v.copy() for k, v in s.items()}
+    ref["used"][rows] = demand
+    ref["used"][rows, CPU] = np.minimum(demand[:, CPU], ref["limit"][rows, CPU])
+    _kernels.recount(
+        rows, ref["host"], ref["limit"], ref["used"], ref["allocated"], ref["host_used"]
+    )
+    _kernels.accumulate_by_app(
+        rows, ref["app"], ref["request"], ref["limit"], ref["used"], 300.0,
+        ref["app_requested"], ref["app_allocated"], ref["app_used"],
+    )  # fmt: skip
+    expected = _kernels.set_rates(
+        rows, demand[:, CPU], ref["limit"][rows, CPU], 900.0, 300.0,
+        ref["remaining"], ref["rate"], ref["epoch"],
+    )  # fmt: skip
+    totals = np.empty(2 * R)
+    got = _kernels.observe(
+        rows, demand, 900.0, 300.0, s["host"], s["app"], s["request"], s["limit"], s["used"],
+        s["allocated"], s["host_used"], s["app_requested"], s["app_allocated"], s["app_used"],
+        s["remaining"], s["rate"], s["epoch"], totals,
+    )  # fmt: skip
+    for name in s:
+        assert np.array_equal(s[name], ref[name]), name
+    for a, b in zip(got, expected, strict=True):
+        assert np.array_equal(a, b)
+    assert np.array_equal(
+        totals, np.concatenate([ref["allocated"].sum(0), ref["host_used"].sum(0)])
+    )
+
+
+@settings(max_examples=30)
+@given(st.integers(0, 2**32 - 1))
+def test_demand_over_limit_is_demand_and_the_numpy_memory_test(seed):
+    rng, data, base, length, offset, start, request = shape_rows(seed)
+    rows = rng.permutation(50)[:30].astype(np.int64)
+    limit = request * rng.choice([0.5, 1.0, 2.0], (50, 1)).astype(np.float32)
+    demand, over = _kernels.demand_over_limit(
+        rows, 6000.0, 300.0, start, request, limit, base, length, offset, data
+    )
+    expected = _kernels.demand(rows, 6000.0, 300.0, start, request, base, length, offset, data)
+    assert np.array_equal(demand, expected)
+    assert np.array_equal(over, expected[:, MEM] > limit[rows, MEM] * (1 + 1e-6))
+
+
+def row_table(n_rows, n_apps):
+    return {
+        "component": np.full(n_rows, -1, np.int32),
+        "app": np.full(n_rows, -1, np.int32),
+        "host": np.full(n_rows, -1, np.int32),
+        "request": np.zeros((n_rows, R), np.float32),
+        "limit": np.zeros((n_rows, R), np.float32),
+        "core": np.zeros(n_rows, bool),
+        "start": np.zeros(n_rows),
+        "remaining": np.zeros(n_rows),
+        "since": np.zeros(n_rows),
+        "base": np.zeros(n_rows, np.int64),
+        "length": np.zeros(n_rows, np.int64),
+        "offset": np.zeros(n_rows, np.int64),
+        "rate": np.ones(n_rows),
+        "epoch": np.zeros(n_rows, np.int64),
+        "allocated": np.zeros((3, R)),
+        "free_rows": np.arange(n_rows - 1, -1, -1),
+        "comp_state": np.zeros(n_apps, np.int8),
+    }
+
+
+def marks(n_hosts):
+    """Scratch for the hosts whose allocation a kernel changes: flags, list, loop state."""
+    return (
+        np.zeros(n_hosts, np.bool_),
+        np.empty(n_hosts, np.int64),
+        np.zeros(_kernels.I_SIZE, np.int64),
+    )
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 120), st.integers(0, 2**32 - 1))
+def test_start_into_is_start_then_one_event_per_group(m, seed):
+    # m components (the first few returned), some placed, started in rows of a 150-row table;
+    # > 64 of them sums the allocation per host first, as add_allocation does.
+    rng = np.random.default_rng(seed)
+    n_comps, n_rows = 130, 150
+    request = (rng.choice([0.5, 1.0, 2.0], (n_comps, R))).astype(np.float32)
+    work = rng.choice([10.0, 100.0, 700.0, 5000.0], n_comps).astype(np.float32)
+    core = rng.random(n_comps) < 0.3
+    shape = rng.integers(0, 2, n_comps).astype(np.int32)
+    offset = rng.integers(0, 3, n_comps).astype(np.int32)
+    indptr = np.array([0, 3, 7])
+    data = rng.choice([0.5, 1.0, 2.0], (7, R)).astype(np.float32)
+    comps = rng.permutation(n_comps)[:m].astype(np.int64)
+    where = rng.choice([-1, 0, 1, 2], m).astype(np.int32)
+    n_ret = int(rng.integers(0, m + 1))
+    t = 600.0 + float(rng.choice([0.0, 17.5]))
+    wl = (request, work, core, shape, offset, indptr, data)
+    ref, got = row_table(n_rows, n_comps), row_table(n_rows, n_comps)
+
+    def row_args(s):
+        return (
+            s["component"], s["app"], s["host"], s["request"], s["limit"], s["core"],
+            s["start"], s["remaining"], s["since"], s["base"], s["length"], s["offset"],
+            s["comp_state"], s["allocated"], 300.0, s["rate"], s["epoch"],
+        )  # fmt: skip
+
+    top, still, after, rows, epochs, finish, starts = _kernels.start(
+        ref["free_rows"], n_rows, comps, where, n_ret, 4, t, *wl, *row_args(ref)
+    )
+    heap = _kernels.CompletionHeap(8)
+    heap.reserve(m)
+    still_out = np.empty(m, np.int64)
+    keys, order = np.empty((2, m)), np.empty((2, m), np.int64)
+    got_top, n_still, got_after = _kernels._start_into(
+        got["free_rows"], n_rows, comps, where, n_ret, 4, t, *wl, *row_args(got),
+        heap.time, heap.seq, heap.off, heap.len, heap.rows, heap.epoch, heap.state,
+        still_out, np.empty((3, R)), keys[0], order[0], keys[1], order[1], *marks(3),
+    )  # fmt: skip
+    assert (got_top, got_after) == (top, after)
+    assert still_out[:n_still].tolist() == still.tolist()
+    for name in ref:
+        assert np.array_equal(got[name], ref[name]), name
+    events = []  # the heap's events, earliest first, against set_rates' groups in order
+    while len(heap):
+        off, ln = _kernels._heap_pop(heap.time, heap.seq, heap.off, heap.len, heap.state)
+        events.append((heap.rows[off : off + ln].tolist(), heap.epoch[off : off + ln].tolist()))
+    groups = [
+        (rows[i:j].tolist(), epochs[i:j].tolist())
+        for i, j in zip(starts[:-1], starts[1:], strict=True)
+    ]
+    assert events == groups
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**32 - 1))
+def test_complete_into_is_complete_and_the_application_bookkeeping(seed):
+    rng = np.random.default_rng(seed)
+    n_rows, n_apps = 90, 6
+    host = rng.integers(-1, 3, n_rows).astype(np.int32)
+    app = np.where(host >= 0, rng.integers(0, n_apps, n_rows), -1).astype(np.int32)
+    component = np.arange(n_rows, dtype=np.int32)
+    limit = (rng.random((n_rows, R)) * 3).astype(np.float32)
+    row_epoch = rng.integers(0, 3, n_rows)
+    batch = rng.permutation(n_rows)[: rng.integers(0, n_rows)]
+    epoch = np.where(rng.random(len(batch)) < 0.8, row_epoch[batch], -1)  # some stale
+    app_size = np.bincount(app[app >= 0], minlength=n_apps) + rng.integers(0, 2, n_apps)
+    done = rng.integers(0, 1, n_apps)
+
+    def state():
+        return [
+            host.copy(), app.copy(), component, limit, np.full((3, R), 50.0),
+            np.arange(n_rows), n_rows - len(batch) - 1, np.zeros(n_rows, np.int8),
+            done.copy(), app_size,
+        ]  # fmt: skip
+
+    ref = state()
+    n, top, finished = _kernels.complete(batch.copy(), epoch, row_epoch, *ref)
+    got = state()
+    app_state, app_end = np.full(n_apps, 1, np.int8), np.full(n_apps, np.nan)
+    dirty, dirty_list, ist = marks(3)
+    n2, top2, k = _kernels._complete_into(
+        batch.copy(), epoch, row_epoch, *got, app_state, app_end, 42.0, np.empty((3, R)),
+        dirty, dirty_list, ist,
+    )  # fmt: skip
+    assert (n2, top2, k) == (n, top, len(finished))
+    for a, b in zip(got, ref, strict=True):
+        assert np.array_equal(a, b)
+    assert np.flatnonzero(app_state == 2).tolist() == sorted(finished.tolist())
+    assert np.array_equal(np.flatnonzero(app_end == 42.0), np.sort(finished))
+    # the hosts of the rows finished are marked for the next free-capacity refresh
+    released = np.unique(host[batch[(host[batch] >= 0) & (row_epoch[batch] == epoch)]])
+    assert sorted(dirty_list[: ist[_kernels.I_NDIRTY]].tolist()) == released.tolist()
+    assert np.flatnonzero(dirty).tolist() == released.tolist()
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 300), st.integers(0, 2**32 - 1), st.integers(1, 50))
+def test_app_totals_block_by_block_equal_whole_workload_numpy(n_apps, seed, block):
+    from reclaim.sim.simulator import app_totals
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, int(rng.choice([3, 40, 400])), n_apps)
+    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    core = rng.random(indptr[-1]) < rng.random()
+    request = (rng.random((indptr[-1], R)) * rng.choice([1.0, 1000.0])).astype(np.float32)
+    expected = (
+        np.add.reduceat(core.astype(np.int64), indptr[:-1]),
+        np.add.reduceat(request * core[:, None], indptr[:-1], axis=0),
+        np.minimum.reduceat(np.where(core[:, None], np.inf, request), indptr[:-1], axis=0),
+    )
+    for got, want in zip(app_totals(indptr, core, request, block), expected, strict=True):
+        assert got.dtype == want.dtype and np.array_equal(got, want)

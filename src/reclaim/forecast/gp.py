@@ -35,10 +35,12 @@ between h + 2 and h + N observations the model uses the patterns the series has.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from typing import Self
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -57,6 +59,25 @@ from reclaim.registry import register
 from reclaim.state.grouped import GroupedArray
 
 KERNELS = ("exp", "rbf")
+#: Fewer series than this go through a kernel on one thread. Speed trick: waking numba's other
+#: threads costs some 0.1 ms per kernel call on an idle machine and whole milliseconds on a busy
+#: one (the last thread to be scheduled holds up the call), more than a few hundred series take;
+#: the simulator asks once per tick with mostly small batches (benchmarks/bench_shaping.py).
+#: Series are independent, so the results are the same bits on any number of threads.
+PARALLEL_FROM = 2048
+
+
+@contextlib.contextmanager
+def _threads_for(count: NDArray[np.int64]):
+    """numba's threads for a kernel call over the series with ``count`` >= 2: one below
+    :data:`PARALLEL_FROM` such series, else as many as the caller set (restored after)."""
+    before = numba.get_num_threads()
+    if before > 1 and np.count_nonzero(count >= 2) < PARALLEL_FROM:
+        numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,34 +217,30 @@ class GaussianProcess(Forecaster):
         L, alpha = np.empty((S, N, N)), np.empty((S, N))
         s2, lml = np.full(S, np.nan), np.full(S, np.nan)
         if search.any():
-            found = _gp_kernels.search(
-                pat.Z,
-                np.where(search, pat.count, 0),
-                h,
-                pat.dt,
-                exp_kernel,
-                top,
-                levels,
-                log_r,
-                int(self.refine),
-                L,
-                alpha,
-            )
+            searched = np.where(search, pat.count, 0)
+            with _threads_for(searched):
+                found = _gp_kernels.search(
+                    pat.Z,
+                    searched,
+                    h,
+                    pat.dt,
+                    exp_kernel,
+                    top,
+                    levels,
+                    log_r,
+                    int(self.refine),
+                    L,
+                    alpha,
+                )
             length, ratio = np.where(search, found[0], length), np.where(search, found[1], ratio)
             s2, lml = np.where(search, found[2], s2), np.where(search, found[3], lml)
         reuse = ~search & ~fallback
         if reuse.any():
-            again = _gp_kernels.factor(
-                pat.Z,
-                np.where(reuse, pat.count, 0),
-                h,
-                pat.dt,
-                exp_kernel,
-                length,
-                ratio,
-                L,
-                alpha,
-            )
+            reused = np.where(reuse, pat.count, 0)
+            with _threads_for(reused):
+                again = _gp_kernels.factor(
+                    pat.Z, reused, h, pat.dt, exp_kernel, length, ratio, L, alpha
+                )
             s2, lml = np.where(reuse, again[0], s2), np.where(reuse, again[1], lml)
 
         if keys is not None:
@@ -247,19 +264,21 @@ class GaussianProcess(Forecaster):
         """Predictive mean and std of the next ``h`` observations, (S, h) in the series' units."""
         steps = check_horizon(h)
         pat, fallback = self.patterns_, self.fallback_
-        mean, var = _gp_kernels.posterior(
-            pat.Z,
-            np.where(fallback, 0, pat.count),
-            pat.h,
-            pat.dt,
-            self.kernel == "exp",
-            self.length_scale_,
-            self.noise_ratio_,
-            self.signal_var_,
-            self.factor_,
-            self.alpha_,
-            steps,
-        )
+        modelled = np.where(fallback, 0, pat.count)
+        with _threads_for(modelled):
+            mean, var = _gp_kernels.posterior(
+                pat.Z,
+                modelled,
+                pat.h,
+                pat.dt,
+                self.kernel == "exp",
+                self.length_scale_,
+                self.noise_ratio_,
+                self.signal_var_,
+                self.factor_,
+                self.alpha_,
+                steps,
+            )
         mean = pat.loc[:, None] + pat.scale[:, None] * mean
         std = pat.scale[:, None] * np.sqrt(var)
         if fallback.any():

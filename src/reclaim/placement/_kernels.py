@@ -63,35 +63,77 @@ def fill_run(free, up, req, raw, hosts):
         for r in range(len(req)):
             free[best, r] -= req[r]
         return 1
+    return fill_run_into(free, up, req, raw, hosts, np.empty(free.shape[0], np.bool_))
+
+
+#: Hosts :func:`fill_run_into` selects by a scan before it sorts the rest.
+_SCANS = 4
+
+
+@numba.njit(cache=True)
+def fill_run_into(free, up, req, raw, hosts, open_):
+    """:func:`fill_run` for ``len(hosts)`` > 1 with ``open_`` (H,) bool scratch (callers that
+    place many runs keep one)."""
+    count = len(hosts)
     h_count = free.shape[0]
     # Feasible hosts not yet filled. Selecting the next best by a scan, rather than sorting all of
-    # them, pays because a run fills few hosts (benchmarks/bench_simulate.py).
-    open_ = np.empty(h_count, np.bool_)
+    # them, pays because most runs fill few hosts; a run that fills more than a few sorts the
+    # rest once (at 250 hosts a scan per host filled cost more; benchmarks/bench_simulate.py).
+    n_open = 0
     for h in range(h_count):
         ok = up[h]
         for r in range(len(req)):
             ok &= free[h, r] + FIT_TOLERANCE >= req[r]
         open_[h] = ok
+        n_open += ok
     k = 0
-    while k < count:
+    scans = 0
+    while k < count and n_open > 0:
+        if scans == _SCANS:
+            return _fill_sorted(free, req, raw, hosts, open_, k)
+        scans += 1
         best = -1
         for h in range(h_count):
             if open_[h] and (
                 best < 0 or raw[h] > raw[best] or (np.isnan(raw[best]) and not np.isnan(raw[h]))
             ):
                 best = h
-        if best < 0:
-            break
         open_[best] = False
-        most = count - k
-        for r in range(len(req)):
-            if req[r] > 0:
-                most = min(most, int(np.floor((free[best, r] + FIT_TOLERANCE) / req[r])))
-        for _ in range(most):
-            hosts[k] = best
-            k += 1
-        for r in range(len(req)):
-            free[best, r] -= most * req[r]
+        n_open -= 1
+        k = _fill_host(free, req, hosts, k, best)
+    return k
+
+
+@numba.njit(cache=True)
+def _fill_host(free, req, hosts, k, best):
+    """Put on ``best`` as many copies as fit, up to the ``len(hosts) - k`` still to place."""
+    most = len(hosts) - k
+    for r in range(len(req)):
+        if req[r] > 0:
+            most = min(most, int(np.floor((free[best, r] + FIT_TOLERANCE) / req[r])))
+    for _ in range(most):
+        hosts[k] = best
+        k += 1
+    for r in range(len(req)):
+        free[best, r] -= most * req[r]
+    return k
+
+
+@numba.njit(cache=True)
+def _fill_sorted(free, req, raw, hosts, open_, k):
+    """The rest of :func:`fill_run_into`: the open hosts in the order its scans would take them
+    (higher score first, ties to the lower index, NaN last), each filled in turn."""
+    scored = np.flatnonzero(open_ & ~np.isnan(raw))
+    order = scored[np.argsort(-raw[scored], kind="mergesort")]  # stable: ties by index
+    unscored = np.flatnonzero(open_ & np.isnan(raw))
+    for best in order:
+        if k == len(hosts):
+            return k
+        k = _fill_host(free, req, hosts, k, best)
+    for best in unscored:
+        if k == len(hosts):
+            return k
+        k = _fill_host(free, req, hosts, k, best)
     return k
 
 

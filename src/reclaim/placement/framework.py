@@ -182,6 +182,13 @@ class Placer:
         return getattr(plugin, "kernel", None)
 
     @property
+    def compiled_kernel(self):
+        """The single plugin's score kernel when binding with it in compiled code reproduces
+        :meth:`place` (None otherwise, and when ``compiled`` is off); for callers that bind in
+        compiled code of their own, as the simulator's event loop does."""
+        return self._kernel if self.compiled else None
+
+    @property
     def _group_kernel(self):
         """The single plugin's batch kernel, when it can stand in for the reference path: it
         reproduces filter-free, min-max normalised, monotone scoring from free capacity alone."""

@@ -39,7 +39,6 @@ Model (every policy is judged under it, so it is stated here once):
 
 from __future__ import annotations
 
-import heapq
 import time as wallclock
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,7 +54,7 @@ from reclaim.sim.engine import Engine
 from reclaim.sim.view import SimView
 from reclaim.state.grouped import GroupedArray
 from reclaim.state.tables import HostTable, WorkloadTable
-from reclaim.types import CPU, MEM, Decisions, R, Status
+from reclaim.types import MEM, Decisions, R, Status
 from reclaim.workload.model import Workload
 
 # Event kinds; at equal times completions free capacity before arrivals ask for it, and both
@@ -76,13 +75,20 @@ _ROW_ARRAYS = (
 
 # Application states (int8).
 QUEUED, RUNNING, DONE, REJECTED, WAITING = 0, 1, 2, 3, 4  # WAITING: not yet arrived
+assert (QUEUED, RUNNING, DONE, REJECTED) == (
+    _kernels.APP_QUEUED,
+    _kernels.APP_RUNNING,
+    _kernels.APP_DONE,
+    _kernels.APP_REJECTED,
+)
 
 
 @dataclass
 class RunStats:
     """How the run went, for benchmarks: wall seconds (all, and in monitor ticks), events,
-    component-ticks (running components observed, summed over ticks), and forecasts: rows that
-    had history and were forecast, and those of them the forecaster answered by its fallback."""
+    component-ticks (running components observed, summed over ticks), and forecasts: rows past
+    the controller's grace period that were forecast, and those of them the forecaster answered by
+    its fallback."""
 
     wall_s: float = 0.0
     tick_s: float = 0.0
@@ -99,7 +105,13 @@ class Simulator:
     ``forecaster`` serves controllers that need a forecast (``forecast_window`` samples of history
     at most). ``horizon`` (s) stops the run early; applications not finished by then are reported
     as they are (running or queued). ``on_tick(sim)`` is called after each tick (progress bars).
+
+    With a placer of one plugin that has a score kernel (best-fit, first-fit), arrivals and
+    completions run in a compiled event loop between ticks (``_kernels.run_events``); ``compiled``
+    False (tests compare the two) runs them through the engine and the Python handlers instead.
     """
+
+    compiled = True
 
     def __init__(
         self,
@@ -150,15 +162,14 @@ class Simulator:
         self.app_used = np.zeros((n_apps, R), np.float64)
         self.app_done = np.zeros(n_apps, np.int64)
         self.app_size = np.diff(cp)
-        self.n_core = np.add.reduceat(wl.core.astype(np.int64), cp[:-1])
-        self.core_total = np.add.reduceat(wl.request * wl.core[:, None], cp[:-1], axis=0)
-        # Smallest elastic request per app (inf where none): a cheap "can anything fit" check.
-        elastic_req = np.where(wl.core[:, None], np.inf, wl.request)
-        self.min_elastic = np.minimum.reduceat(elastic_req, cp[:-1], axis=0)
+        # Core components and their summed request per app; its smallest elastic request (inf
+        # where none): a cheap "can anything fit" check.
+        self.n_core, self.core_total, self.min_elastic = app_totals(cp, wl.core, wl.request)
         self.next_elastic = cp[:-1] + self.n_core
-        self.returned: dict[int, list[int]] = {}
-        self.elastic_waiting: set[int] = set()
-        self.queue: list[int] = []
+        # components returned to wait again, per application, in order
+        self.returned = _kernels.ComponentLists(n_apps)
+        self.elastic_waiting = _kernels.AppSet(n_apps)
+        self.queue = _kernels.AppQueue(self.app_state)
         self.hosts.allocated[:] = 0
         self.hosts.used[:] = 0
         self.wt = WorkloadTable.empty(1024)
@@ -180,6 +191,7 @@ class Simulator:
         self.finished = 0  # applications done or rejected
         self._batch_id = 0
         self._dirty = True
+        self._rows: NDArray[np.int64] | None = None  # see running_rows
         self._timeline: list[NDArray[np.float64]] = []
         # components stopped by an out-of-memory failure at the last tick and their memory demand
         self.last_ooms: tuple[NDArray[np.int64], NDArray[np.float32]] = (
@@ -190,10 +202,41 @@ class Simulator:
         self.engine = Engine(
             {COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick}
         )
-        self.engine.schedule_many(
-            (t, _PRIORITY[ARRIVAL], ARRIVAL, a) for a, t in enumerate(wl.arrival)
-        )
+        kernel = getattr(self.placer, "compiled_kernel", None)
+        self._mode = -1  # the score kernel the event loop binds with; -1: no event loop
+        if self.compiled and kernel is not None and kernel in _kernels.SCORE_KERNELS:
+            self._mode = _kernels.SCORE_KERNELS.index(kernel)
+            self._reset_loop()
+        else:
+            self.engine.schedule_many(
+                (t, _PRIORITY[ARRIVAL], ARRIVAL, a) for a, t in enumerate(wl.arrival)
+            )
         self.engine.schedule(0.0, _PRIORITY[TICK], TICK, 0)
+
+    def _reset_loop(self) -> None:
+        """State and scratch of the compiled event loop; the engine keeps only the ticks."""
+        width = int(self.app_size.max()) if len(self.app_size) else 1
+        self._heap = _kernels.CompletionHeap()
+        self._ist = np.zeros(_kernels.I_SIZE, np.int64)
+        self._fst = np.zeros(2)
+        self._snap = np.empty(self.workload.n_apps, np.int64)
+        self._sc_comps = np.empty(width, np.int64)
+        self._sc_where = np.empty(width, np.int32)
+        self._sc_req = np.empty((width, R), np.float32)
+        self._raw = np.empty(len(self.hosts))
+        self._before = np.empty_like(self.hosts.capacity)
+        self._buf = np.empty(R)
+        self._runs = np.empty(width + 1, np.int64)
+        self._sc_still = np.empty(width, np.int64)
+        self._sums = np.empty_like(self.hosts.capacity)
+        self._sort_keys = np.empty((2, width))
+        self._sort_idx = np.empty((2, width), np.int64)
+        self._open = np.empty(len(self.hosts), np.bool_)
+        self._bounds = np.empty(width + 1, np.int64)
+        self._dirty_hosts = np.zeros(len(self.hosts), np.bool_)
+        self._dirty_list = np.empty(len(self.hosts), np.int64)
+        self._free_total = np.empty(R)
+        self._ist[_kernels.I_RUNS_APP] = -1
 
     # ------------------------------------------------------------------ run
     def run(self) -> Simulator:
@@ -201,9 +244,11 @@ class Simulator:
         started = wallclock.perf_counter()
         self._reset()
         self.engine.run(until=self.horizon)
-        self.now = (
-            min(self.engine.now, self.horizon) if np.isfinite(self.horizon) else self.engine.now
-        )
+        last = self.engine.now
+        if self._mode >= 0:
+            self._run_loop(self.horizon)  # events after the last tick
+            last = max(last, float(self._fst[_kernels.F_LAST]))
+        self.now = min(last, self.horizon) if np.isfinite(self.horizon) else last
         self.stats.wall_s = wallclock.perf_counter() - started
         return self
 
@@ -226,7 +271,7 @@ class Simulator:
             self._reject(app)
             return
         self.app_state[app] = QUEUED
-        heapq.heappush(self.queue, app)
+        self.queue.push(app)
         self._dirty = True
         self._schedule(t)
 
@@ -260,12 +305,15 @@ class Simulator:
         self._schedule(t)
 
     def _on_tick(self, t: float, _: int) -> None:
+        if self._mode >= 0:
+            self._run_loop(t)  # arrivals and completions up to this instant come first
         self.now = t
         if not self._work_left():
             return
         self.stats.ticks += 1
         began = wallclock.perf_counter()
-        rows = self.view.running
+        self._rows = None
+        rows = self.running_rows()
         self._advance(rows, t)
         if len(rows):
             forecast = self._forecast(rows, t) if self._needs_forecast else None
@@ -273,48 +321,57 @@ class Simulator:
             if len(decisions):
                 self.apply(decisions)
             rows = self.view.running
-        demand = self._demand(rows, t)
+        wt = self.wt
+        demand, oom = _kernels.demand_over_limit(
+            rows,
+            t,
+            self.period,
+            wt.start,
+            wt.request,
+            wt.limit,
+            self._shape_base,
+            self._shape_len,
+            self._shape_offset,
+            self.workload.shapes.data,
+        )
         if getattr(self.controller, "soft_memory_limits", False):
             oom = _kernels.host_oom_victims(
                 self.wt.host[rows], demand[:, MEM], self.hosts.capacity[:, MEM]
             )
-        else:
-            oom = demand[:, MEM] > self.wt.limit[rows, MEM] * (1 + 1e-6)
-        self.last_ooms = (self.wt.component[rows[oom]].astype(np.int64), demand[oom, MEM])
         if oom.any():
+            self.last_ooms = (self.wt.component[rows[oom]].astype(np.int64), demand[oom, MEM])
             self._kill(rows[oom], Status.OOM, t)
             alive = self.wt.host[rows] >= 0  # a failed application takes its other rows along
             rows, demand = rows[alive], demand[alive]
+        else:
+            self.last_ooms = (np.empty(0, np.int64), np.empty(0, np.float32))
         self.stats.component_ticks += len(rows)
-        limit = self.wt.limit[rows]
-        used = demand.copy()
-        used[:, CPU] = np.minimum(demand[:, CPU], limit[:, CPU])
-        self.wt.used[rows] = used
-        # Recomputed from scratch at each tick, so that incremental sums cannot drift.
-        _kernels.recount(
-            rows, self.wt.host, self.wt.limit, self.wt.used, self.hosts.allocated, self.hosts.used
-        )
-        _kernels.accumulate_by_app(
+        # Usage, host totals recomputed from scratch (so that incremental sums cannot drift), the
+        # applications' totals, the timeline's sums and the new rates, in one compiled call.
+        wt, totals = self.wt, np.empty(2 * R)
+        completions = _kernels.observe(
             rows,
-            self.wt.app,
-            self.wt.request,
-            self.wt.limit,
-            self.wt.used,
+            demand,
+            t,
             self.period,
+            wt.host,
+            wt.app,
+            wt.request,
+            wt.limit,
+            wt.used,
+            self.hosts.allocated,
+            self.hosts.used,
             self.app_requested,
             self.app_allocated,
             self.app_used,
+            self._remaining,
+            self._rate,
+            self._epoch,
+            totals,
         )
-        self._timeline.append(
-            np.concatenate(
-                [
-                    [t, len(rows), len(self.queue)],
-                    self.hosts.allocated.sum(0),
-                    self.hosts.used.sum(0),
-                ]
-            )
-        )
-        self._set_rates(rows, demand[:, CPU], limit[:, CPU], t)
+        self._timeline.append(np.concatenate([[t, len(rows), len(self.queue)], totals]))
+        self._schedule_completions(*completions)
+        self._rows = None
         self.stats.tick_s += wallclock.perf_counter() - began
         self._schedule(t)
         if self.on_tick is not None:
@@ -326,14 +383,17 @@ class Simulator:
         """Place waiting elastic components, then admit queued applications head first."""
         if not self._dirty:
             return
+        if self._mode >= 0:
+            self._run_loop(t, pass_at=t)
+            return
         self._dirty = False
         hosts = self.hosts
         free = _kernels.free_capacity(hosts.capacity, hosts.allocated, hosts.up, self._free_buf)
-        for app in sorted(self.elastic_waiting):
+        for app in self.elastic_waiting.sorted():
             self._place_elastic(app, free, t)
         queue, wl, cp = self.queue, self.workload, self.workload.comp_indptr
         while queue:
-            app = queue[0]
+            app = queue.head()
             if not _kernels.total_covers(free, self.core_total[app]):
                 break
             first, stop = int(cp[app]), int(cp[app] + self.n_core[app])
@@ -345,11 +405,11 @@ class Simulator:
             if stop > first and where[0] < 0:
                 if self._cluster_empty():
                     # The placer cannot fit it on an empty cluster: it never will.
-                    heapq.heappop(queue)
+                    queue.pop()
                     self._reject(app)
                     continue
                 break
-            heapq.heappop(queue)
+            queue.pop()
             self.app_state[app] = RUNNING
             self.app_start[app] = t
             if np.isnan(self.app_first_start[app]):
@@ -368,7 +428,7 @@ class Simulator:
         if stop < 0:
             return
         fresh = np.arange(first, stop, dtype=np.int64)
-        returned = self.returned.pop(app, None)
+        returned = self.returned.pop(app)
         if returned is None:  # the usual case; a slice of the requests is a view, not a copy
             waiting, n_returned, request = fresh, 0, wl.request[first:stop]
         else:
@@ -379,9 +439,116 @@ class Simulator:
         if after >= 0:  # the next pass resumes after the last fresh component placed
             self.next_elastic[app] = after
         if len(still):
-            self.returned[app] = still.tolist()
+            self.returned.set(app, still)
         if self.next_elastic[app] >= end and app not in self.returned:
             self.elastic_waiting.discard(app)
+
+    def _run_loop(self, until: float, pass_at: float | None = None) -> None:
+        """Arrivals and completions up to and including ``until`` in the compiled event loop, or
+        with ``pass_at`` only the admission pass a tick at that time asks for (see
+        ``_kernels.run_events``); provides the rows and room the loop stops for."""
+        ist, wl, hosts, heap, k = self._ist, self.workload, self.hosts, self._heap, _kernels
+        ist[k.I_DIRTY], ist[k.I_ARRIVED], ist[k.I_EVENTS] = self._dirty, self._arrived, 0
+        ist[k.I_TOP], ist[k.I_FINISHED] = self._free_top, self.finished
+        biggest, cap_total = hosts.capacity.max(axis=0), hosts.capacity.sum(0)
+        while True:
+            wt, ret = self.wt, self.returned
+            status = k.run_events(
+                until,
+                pass_at is not None,
+                0.0 if pass_at is None else pass_at,
+                self._mode,
+                self.period,
+                biggest,
+                cap_total,
+                wl.arrival,
+                wl.comp_indptr,
+                wl.request,
+                wl.work,
+                wl.core,
+                wl.shape,
+                wl.shape_offset,
+                wl.shapes.indptr,
+                wl.shapes.data,
+                self.app_state,
+                self.app_first_start,
+                self.app_start,
+                self.app_end,
+                self.app_done,
+                self.app_size,
+                self.n_core,
+                self.core_total,
+                self.min_elastic,
+                self.next_elastic,
+                self.comp_state,
+                hosts.capacity,
+                hosts.allocated,
+                hosts.up,
+                self._free_buf,
+                self._free_rows,
+                wt.component,
+                wt.app,
+                wt.host,
+                wt.request,
+                wt.limit,
+                wt.core,
+                wt.start,
+                self._remaining,
+                self._since,
+                self._rate,
+                self._epoch,
+                self._shape_base,
+                self._shape_len,
+                self._shape_offset,
+                self.queue.q,
+                self.elastic_waiting.items,
+                self.elastic_waiting.n,
+                ret.off,
+                ret.length,
+                ret.pool,
+                ret.state,
+                heap.time,
+                heap.seq,
+                heap.off,
+                heap.len,
+                heap.rows,
+                heap.epoch,
+                heap.state,
+                ist,
+                self._fst,
+                self._snap,
+                self._sc_comps,
+                self._sc_where,
+                self._sc_req,
+                self._raw,
+                self._before,
+                self._buf,
+                self._runs,
+                self._sc_still,
+                self._sums,
+                self._sort_keys,
+                self._sort_idx,
+                self._open,
+                self._bounds,
+                self._dirty_hosts,
+                self._dirty_list,
+                self._free_total,
+            )
+            if status == k.DONE_LOOP:
+                break
+            need = int(ist[k.I_NEED])
+            if status == k.NEED_ROWS:  # where _start grows the table, by as much
+                self._free_top = int(ist[k.I_TOP])
+                self._grow(need)
+                ist[k.I_TOP] = self._free_top
+            elif status == k.NEED_BATCHES:
+                heap.reserve(need)
+            else:
+                ret.reserve(need)
+        self._rows = None  # rows started and stopped
+        self._dirty, self._arrived = bool(ist[k.I_DIRTY]), int(ist[k.I_ARRIVED])
+        self._free_top, self.finished = int(ist[k.I_TOP]), int(ist[k.I_FINISHED])
+        self.stats.events += int(ist[k.I_EVENTS])
 
     # ------------------------------------------------------------------ component life
     def _grow(self, n: int) -> None:
@@ -409,7 +576,7 @@ class Simulator:
     ) -> tuple[NDArray[np.int64], int]:
         """Start those of ``app``'s components ``comps`` that were placed (``where`` >= 0); returns
         which of them still wait and where fresh ones resume (see ``_kernels.elastic_outcome``)."""
-        wl = self.workload
+        wl, self._rows = self.workload, None
         while True:
             wt = self.wt
             top, still, after, *completions = _kernels.start(
@@ -452,7 +619,15 @@ class Simulator:
         self._schedule_completions(*completions)
         return still, after
 
+    def running_rows(self) -> NDArray[np.int64]:
+        """(n,) int64 rows in use, in order. Speed trick: within a tick, where the controller
+        and the tick read them several times, computed once until rows start or stop."""
+        if self._rows is None:
+            self._rows = np.flatnonzero(self.wt.host >= 0)
+        return self._rows
+
     def _release(self, rows: NDArray[np.int64]) -> None:
+        self._rows = None
         wt = self.wt
         self._free_top = _kernels.release(
             rows, wt.host, wt.app, wt.limit, self.hosts.allocated, self._free_rows, self._free_top
@@ -482,7 +657,7 @@ class Simulator:
         self.comp_state[comps] = Status.PENDING
         self._release(elastic)
         for app, comp in zip(apps.tolist(), comps.tolist(), strict=True):
-            self.returned.setdefault(app, []).append(comp)
+            self.returned.append(app, comp)
             self.elastic_waiting.add(app)
 
     def _fail_app(self, app: int, reason: Status, t: float) -> None:
@@ -501,48 +676,31 @@ class Simulator:
         self.comp_state[span] = Status.PENDING
         self.app_done[app] = 0
         self.next_elastic[app] = cp[app] + self.n_core[app]
-        self.returned.pop(app, None)
+        self.returned.pop(app)
         self.elastic_waiting.discard(app)
         if reason == Status.OOM:
             self.app_failures[app] += 1
         else:
             self.app_preemptions[app] += 1
         self.app_state[app] = QUEUED
-        heapq.heappush(self.queue, app)
+        self.queue.push(app)
 
     # ------------------------------------------------------------------ progress and usage
     def _advance(self, rows: NDArray[np.int64], t: float) -> None:
         """Account the work done by ``rows`` since they were last accounted."""
         _kernels.advance(rows, t, self._remaining, self._since, self._rate)
 
-    def _set_rates(self, rows, demand_cpu, limit_cpu, t: float) -> None:
-        """Throttled progress rates from now on, and completion events before the next tick."""
-        self._schedule_completions(
-            *_kernels.set_rates(
-                rows,
-                demand_cpu,
-                limit_cpu,
-                t,
-                self.period,
-                self._remaining,
-                self._rate,
-                self._epoch,
-            )
-        )
-
     def _schedule_completions(self, rows, epochs, finish, starts) -> None:
         """One completion event per group of rows finishing together (see ``_kernels.set_rates``)."""
+        if self._mode >= 0:
+            self._heap.push(rows, epochs, finish, starts)
+            return
         schedule, batches = self.engine.schedule, self._batches
         starts = starts.tolist()
         for i, j in zip(starts[:-1], starts[1:], strict=True):
             batches[self._batch_id] = (rows[i:j], epochs[i:j])
             schedule(float(finish[i]), _PRIORITY[COMPLETE], COMPLETE, self._batch_id)
             self._batch_id += 1
-
-    def _sample_rows(self, rows: NDArray[np.int64], lag: NDArray[np.int64] | int) -> NDArray:
-        """Shape rows (into ``shapes.data``) of each row's usage ``lag`` periods after its start."""
-        k = (self._shape_offset[rows] + lag) % self._shape_len[rows]
-        return self._shape_base[rows] + k
 
     def _demand(self, rows: NDArray[np.int64], t: float) -> NDArray[np.float32]:
         """(n, R) float32 cores and GiB each row asks for during the interval starting at ``t``."""
@@ -571,20 +729,28 @@ class Simulator:
             future = lambda seen: self._demand(rows[seen], t)  # noqa: E731
         history = self.usage_history(rows, self.forecast_window)
         fc = forecast_usage(self.forecaster, history, rows, self.wt.component[rows], future)
-        seen = history.lengths > 0
-        self.stats.forecasts += int(seen.sum())
-        self.stats.forecast_fallbacks += int((fc.fallback & seen).sum())
+        # counted where a fallback changes a decision: rows past the controller's grace period
+        grace = getattr(self.controller, "grace_s", 0.0)
+        counted = (history.lengths > 0) & (t - self.wt.start[rows] >= grace)
+        self.stats.forecasts += int(counted.sum())
+        self.stats.forecast_fallbacks += int((fc.fallback & counted).sum())
         return fc
 
     def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
         """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""
-        lag_now = ((self.now - self.wt.start[rows]) // self.period).astype(np.int64)
-        lengths = np.minimum(lag_now, window)
-        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        owner = np.repeat(np.arange(len(rows)), lengths)
-        lag = lag_now[owner] - lengths[owner] + (np.arange(indptr[-1]) - indptr[:-1][owner])
-        data = self.workload.shapes.data[self._sample_rows(rows[owner], lag)]
-        return GroupedArray(data * self.wt.request[rows[owner]], indptr)
+        data, indptr = _kernels.usage_history(
+            np.asarray(rows, np.int64),
+            self.now,
+            self.period,
+            window,
+            self.wt.start,
+            self.wt.request,
+            self._shape_base,
+            self._shape_len,
+            self._shape_offset,
+            self.workload.shapes.data,
+        )
+        return GroupedArray(data, indptr)
 
     # ------------------------------------------------------------------ controller decisions
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
@@ -631,3 +797,41 @@ class Simulator:
             or self.elastic_waiting
             or self._arrived < self.workload.n_apps
         )
+
+
+def app_totals(
+    indptr: NDArray[np.int64], core: NDArray[np.bool_], request: NDArray[np.float32], block=1 << 22
+) -> tuple[NDArray[np.int64], NDArray[np.float32], NDArray[np.float32]]:
+    """Per application (components ``indptr[a]:indptr[a+1]``): how many core components, their
+    summed request and the smallest elastic request, inf where none, (A, R) as ``request`` (float32).
+
+    Exactly ``np.add.reduceat(core)``, ``np.add.reduceat(request * core[:, None], axis=0)`` and
+    ``np.minimum.reduceat(np.where(core[:, None], inf, request), axis=0)``, computed a block of
+    about ``block`` components at a time in reused buffers. Speed trick: at paper scale (1.4e8
+    components) the whole-workload temporaries are 4 GB, and the kernel's zeroing of their fresh
+    pages cost more than the sums (benchmarks/bench_simulate.py).
+    """
+    n_apps = len(indptr) - 1
+    n_core = np.empty(n_apps, np.int64)
+    core_total = np.empty((n_apps, R), request.dtype)
+    min_elastic = np.empty((n_apps, R), request.dtype)
+    counts = np.empty(block, np.int64)
+    values = np.empty((block, R), request.dtype)
+    a = 0
+    while a < n_apps:
+        b = max(a + 1, int(np.searchsorted(indptr, indptr[a] + block, side="right")) - 1)
+        first, stop = int(indptr[a]), int(indptr[b])
+        m = stop - first
+        if m > len(counts):
+            counts, values = np.empty(m, np.int64), np.empty((m, R), request.dtype)
+        starts = indptr[a:b] - first
+        is_core = core[first:stop]
+        counts[:m] = is_core
+        n_core[a:b] = np.add.reduceat(counts[:m], starts)
+        np.multiply(request[first:stop], is_core[:, None], out=values[:m])
+        core_total[a:b] = np.add.reduceat(values[:m], starts, axis=0)
+        values[:m] = request[first:stop]
+        values[:m][is_core] = np.inf
+        min_elastic[a:b] = np.minimum.reduceat(values[:m], starts, axis=0)
+        a = b
+    return n_core, core_total, min_elastic

@@ -65,7 +65,8 @@ class SimView:
 
     @property
     def running(self) -> NDArray[np.int64]:
-        return np.flatnonzero(self._sim.wt.host >= 0)
+        """(n,) int64 rows in use, in order (do not modify: within a tick it is one cached array)."""
+        return self._sim.running_rows()
 
     @property
     def app_failures(self) -> NDArray[np.int32]:
