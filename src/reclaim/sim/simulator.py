@@ -25,7 +25,8 @@ Model (every policy is judged under it, so it is stated here once):
 - Forecasts. A controller that ``needs_forecast`` is handed, at every tick, a forecast of each
   running component's CPU and memory demand for the coming interval, by the run's forecaster,
   from the component's observed demand since it started (at most ``forecast_window`` samples);
-  the ``oracle`` forecaster is handed the true demand.
+  the ``oracle`` forecaster is handed the true demand. Components within the controller's grace
+  period keep their request whatever the forecast, so they are not forecast.
 - Slack. At each tick every running component's request, allocation and usage count for the
   interval until the next tick, summed per application: its slack is (allocated - used) /
   requested over its whole life, i.e. the allocated share of its request minus the used share,
@@ -720,21 +721,30 @@ class Simulator:
     def _forecast(self, rows: NDArray[np.int64], t: float) -> UsageForecast:
         """One-step forecast of ``rows``' demand (cores, GiB) for the interval starting at ``t``.
 
-        CPU and memory series of all rows go to the forecaster as one batch, keyed by
-        ``component * R + resource`` so that online state follows a component from tick to tick.
-        Rows without a sample yet (started at this tick) get mean NaN and std inf.
+        CPU and memory series of the rows past the controller's grace period go to the forecaster
+        as one batch, keyed by ``component * R + resource`` so that online state follows a
+        component from tick to tick. Rows still in their grace period keep their request whatever
+        a forecast says, so they are not forecast (most components of the traces end within it,
+        and a model's order selection on each would dominate the run); they, and rows without a
+        sample yet, get mean NaN and std inf.
         """
-        future = None
-        if self.forecaster.needs_future:
-            future = lambda seen: self._demand(rows[seen], t)  # noqa: E731
-        history = self.usage_history(rows, self.forecast_window)
-        fc = forecast_usage(self.forecaster, history, rows, self.wt.component[rows], future)
-        # counted where a fallback changes a decision: rows past the controller's grace period
-        grace = getattr(self.controller, "grace_s", 0.0)
-        counted = (history.lengths > 0) & (t - self.wt.start[rows] >= grace)
-        self.stats.forecasts += int(counted.sum())
-        self.stats.forecast_fallbacks += int((fc.fallback & counted).sum())
-        return fc
+        n = len(rows)
+        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
+        fallback = np.ones(n, bool)
+        due = t - self.wt.start[rows] >= getattr(self.controller, "grace_s", 0.0)
+        if due.any():
+            sub = rows[due]
+            future = None
+            if self.forecaster.needs_future:
+                future = lambda seen: self._demand(sub[seen], t)  # noqa: E731
+            history = self.usage_history(sub, self.forecast_window)
+            fc = forecast_usage(self.forecaster, history, sub, self.wt.component[sub], future)
+            mean[due], std[due], fallback[due] = fc.mean, fc.std, fc.fallback
+            # counted where a fallback changes a decision: rows past the grace period
+            counted = history.lengths > 0
+            self.stats.forecasts += int(counted.sum())
+            self.stats.forecast_fallbacks += int((fc.fallback & counted).sum())
+        return UsageForecast(rows, mean, std, fallback)
 
     def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
         """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""
