@@ -91,9 +91,30 @@ _OPTIMISTIC = Setting("optimistic", "oracle")
 _FASTER = Direction("faster than the baseline", ">", 1.0)
 _LESS_SLACK = Direction("less memory slack than the baseline", "<", 0.0, Setting(BASELINE))
 
+_UNSHAPED = (
+    "little is shaped (85 % of apps end within the grace; the model needs an hour of 5-minute "
+    "samples) and what is shaped fails and requeues more than it frees"
+)
+
 PAPER = (
-    Headline("Fig. 4b", "GP K1=5% K2=3", _GP, "turnaround_ratio", 10.6, direction=_FASTER),
-    Headline("Fig. 4b", "GP K1=5% K2=3", _GP, "slack_mem", 0.22, direction=_LESS_SLACK),
+    Headline(
+        "Fig. 4b",
+        "GP K1=5% K2=3",
+        _GP,
+        "turnaround_ratio",
+        10.6,
+        direction=_FASTER,
+        why=_UNSHAPED,
+    ),
+    Headline(
+        "Fig. 4b",
+        "GP K1=5% K2=3",
+        _GP,
+        "slack_mem",
+        0.22,
+        direction=_LESS_SLACK,
+        why="components use 77 % of their memory request: the baseline's slack is already 22 %",
+    ),
     Headline(
         "Fig. 4b",
         "GP K1=5% K2=3",
@@ -105,7 +126,15 @@ PAPER = (
             "fewer apps fail than at K2 = 0", "<", 0.0, Setting("pessimistic", "gp", 0.05, 0.0)
         ),
     ),
-    Headline("Fig. 4a", "ARIMA K1=5% K2=0", _ARIMA, "turnaround_ratio", 7.5, direction=_FASTER),
+    Headline(
+        "Fig. 4a",
+        "ARIMA K1=5% K2=0",
+        _ARIMA,
+        "turnaround_ratio",
+        7.5,
+        direction=_FASTER,
+        why=_UNSHAPED,
+    ),
     Headline("Fig. 4a", "ARIMA K1=5% K2=0", _ARIMA, "slack_mem", 0.30, direction=_LESS_SLACK),
     Headline("Fig. 4a", "ARIMA K1=5% K2=0", _ARIMA, "failure_rate", 0.26, stated="roughly 26%"),
     Headline(
