@@ -157,7 +157,7 @@ PAPER = (
         0.3767,
         why=(
             "host memory never runs out: at the paper's arrival rate per core ~50 % of memory "
-            "is allocated and ~45 % used, so soft limits absorb every rise (docs/experiments.md)"
+            "is allocated and ~45 % used, so soft limits absorb every rise (docs/shaping-results.md)"
         ),
     ),
     Headline(
