@@ -124,6 +124,16 @@ def history_patterns(
     return Patterns(Z, count, loc, scale, h, dt)
 
 
+def _tails(y: GroupedArray, rows: NDArray[np.int64], window: int) -> GroupedArray:
+    """``y.tails(window).take(rows)``: the last ``window`` observations of the series ``rows``."""
+    ends = y.indptr[1:][rows]
+    starts = np.maximum(ends - window, y.indptr[:-1][rows])
+    lengths = ends - starts
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    index = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+    return GroupedArray(y.data[index], indptr)
+
+
 @register("forecaster", "gp")
 class GaussianProcess(Forecaster):
     """GP regression on history patterns, batched across series.
@@ -214,7 +224,7 @@ class GaussianProcess(Forecaster):
 
         # kernels write the rows of the series they are handed (count >= 2); a series is left
         # out of a call by handing it count 0, so no array is copied
-        L, alpha = np.empty((S, N, N)), np.empty((S, N))
+        L, alpha = self._factor_buffers(S, N)
         s2, lml = np.full(S, np.nan), np.full(S, np.nan)
         if search.any():
             searched = np.where(search, pat.count, 0)
@@ -282,11 +292,24 @@ class GaussianProcess(Forecaster):
         mean = pat.loc[:, None] + pat.scale[:, None] * mean
         std = pat.scale[:, None] * np.sqrt(var)
         if fallback.any():
-            # naive on the model's window is enough: it only looks at the last h changes
-            tails = self.y_.tails(pat.Z.shape[1])
+            # naive on the model's window is enough: it only looks at the last h changes; and
+            # only on the series that fall back (each series' answer depends on it alone)
+            rows = np.flatnonzero(fallback)
+            tails = _tails(self.y_, rows, pat.Z.shape[1])
             naive = naive_forecast(tails, tails.data, pat.h, steps)
-            mean[fallback], std[fallback] = naive.mean[fallback], naive.std[fallback]
+            mean[rows], std[rows] = naive.mean, naive.std
         return Forecast(mean, std, fallback=fallback)
+
+    def _factor_buffers(self, S: int, N: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(S, N, N) and (S, N) arrays for a fit's factors, views of buffers kept from call to
+        call (so ``factor_`` and ``alpha_`` are overwritten by the next fit). Speed trick: at
+        paper scale they are 30 MB a tick, and fresh pages cost the kernel's zeroing each time
+        (benchmarks/bench_shaping.py)."""
+        buf = getattr(self, "_buffers", None)
+        if buf is None or buf[0].shape[0] < S or buf[0].shape[1] != N:
+            size = max(S, 2 * (0 if buf is None else buf[0].shape[0]))
+            buf = self._buffers = (np.empty((size, N, N)), np.empty((size, N)))
+        return buf[0][:S], buf[1][:S]
 
 
 # the paper's two variants by name; the same class, only the kernel's default differs

@@ -168,7 +168,7 @@ class Simulator:
         self.n_core, self.core_total, self.min_elastic = app_totals(cp, wl.core, wl.request)
         self.next_elastic = cp[:-1] + self.n_core
         # components returned to wait again, per application, in order
-        self.returned = _kernels.ComponentLists(n_apps)
+        self.returned = _kernels.ComponentLists(n_apps, max(1024, n_apps))
         self.elastic_waiting = _kernels.AppSet(n_apps)
         self.queue = _kernels.AppQueue(self.app_state)
         self.hosts.allocated[:] = 0
