@@ -60,3 +60,15 @@ def test_keyed_state_carries_known_keys_and_forgets_absent_ones():
     state.store(np.array([7]), {"level": np.array([70.0]), "age": np.array([0.0])})
     got, new = state.align(np.array([5, 7]))
     assert new.tolist() == [True, False]  # 5 was absent from the last call: forgotten
+
+
+def test_the_key_check_finds_repeats_as_numpy_unique_does():
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 2, 7, 1000, 40000):
+        for keys in (rng.permutation(n) * 4096, rng.integers(0, max(n, 1) * 3, n)):
+            distinct = len(np.unique(keys)) == n
+            if distinct:
+                assert np.array_equal(check_keys(keys, n), keys)
+            else:
+                with pytest.raises(ForecastError, match="each series once"):
+                    check_keys(keys, n)

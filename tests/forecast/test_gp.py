@@ -3,6 +3,7 @@ compiled kernels against their numpy references, fallbacks and the online refres
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -290,3 +291,138 @@ def test_patterns_hold_the_papers_layout():
     np.testing.assert_allclose(X[0, 1:], z[0:3])  # [y_{t-h}, ..., y_{t-1}]
     np.testing.assert_allclose(target, z[3:])
     np.testing.assert_allclose(query, np.r_[0.0, z[4:]])
+
+
+def correlations(windows, exp_kernel=True):
+    """(matrix, n, zz) of real windows' patterns at a few length scales."""
+    y = GroupedArray.from_series([windows[i] for i in range(len(windows))])
+    pat = history_patterns(y, H, H)
+    E = np.empty((H, H))
+    for s in range(len(y)):
+        n = int(pat.count[s])
+        if n < 2:
+            continue
+        K._pair_terms(pat.Z, s, H - n, n, H, pat.dt, exp_kernel, E)
+        for log_l in (np.log(51.2), 0.0, np.log(0.05)):
+            C = np.empty((H, H))
+            K._correlation(E, n, K._coef(log_l, exp_kernel), C)
+            yield C, n, pat.Z[s, H - n + H :].copy()
+
+
+@pytest.mark.parametrize("exp_kernel", [True, False])
+def test_interleaved_factorisations_are_the_one_at_a_time_ones(windows, exp_kernel):
+    # The search evaluates several points at once; each must be the same bits as alone, the
+    # matrices that are not positive definite (a negative ratio here) included.
+    rs = np.array([1e-4, 0.3, 100.0, -0.9, -50.0])
+    m = len(rs)
+    for C, n, zz in correlations(windows, exp_kernel):
+        Cs, which = C[None], np.zeros(m, np.int64)
+        lml, s2 = np.empty(m), np.empty(m)
+        Fs, dinv, v = np.empty((m, H, H)), np.empty((m, H)), np.empty((m, H))
+        scratch = np.empty(m), np.empty(m), np.empty(m), np.empty(m, np.bool_)
+        K._profiled_many(Cs, which, zz, n, rs, m, lml, s2, Fs, dinv, v, *scratch)
+        for k in range(m):
+            F, d, w = np.empty((H, H)), np.empty(H), np.empty(H)
+            want = K._profiled(C, zz, n, rs[k], F, d, w)
+            assert (lml[k], s2[k]) == want or (np.isnan(s2[k]) and np.isnan(want[1]))
+            if np.isfinite(want[0]):
+                tri = np.tril(np.ones((n, n), bool))
+                assert np.array_equal(Fs[k, :n, :n][tri], F[:n, :n][tri])
+                assert np.array_equal(v[k, :n], w[:n])
+
+
+def search_one_point_at_a_time(Z, count, h, dt, exp_kernel, top, levels, log_r, rounds):
+    """The search as it was written before its factorisations were interleaved: each point
+    factorised alone, moves taken as they are evaluated (l, r, s2, log evidence per series).
+    ``math``'s exp and log, as the kernels call them (numpy's may differ in the last bit)."""
+    S, W = Z.shape
+    N = W - h
+    out = np.full((4, S), np.nan)
+    ln2, eps, octave = math.log(2.0), 1e-9, 1 if exp_kernel else 2
+    lo_l, hi_l, lo_r, hi_r = top - 2.0 * ln2 * (levels - 1), top, log_r[0], log_r[-1]
+    step_r = (hi_r - lo_r) / (len(log_r) - 1)
+    E, centre, col, moved = (np.empty((N, N)) for _ in range(4))
+    F, dinv, v = np.empty((N, N)), np.empty(N), np.empty(N)
+    for s in range(S):
+        n = int(count[s])
+        if n < 2:
+            continue
+        zz = Z[s, N - n + h :].copy()
+        K._pair_terms(Z, s, N - n, n, h, dt, exp_kernel, E)
+        best, best_a, best_b, best_s2 = -np.inf, hi_l, lo_r, np.nan
+        K._correlation(E, n, K._coef(top, exp_kernel), col)
+        for i in range(levels):
+            if i > 0:
+                K._power(col, n, 2 * octave, col)
+            found = False
+            for j in range(len(log_r)):
+                lml, s2 = K._profiled(col, zz, n, math.exp(log_r[j]), F, dinv, v)
+                if lml > best + K.TIE:
+                    best, best_a, best_b, best_s2 = lml, top - 2.0 * ln2 * i, log_r[j], s2
+                    found = True
+            if found:
+                centre[:] = col
+        da, db = 2.0 * ln2, step_r
+        for _ in range(rounds):
+            da, db = da * 0.5, db * 0.5
+            ca, cb, moved_l = best_a, best_b, False
+            for u in (-1, 1):
+                a = ca + u * da
+                if a < lo_l - eps or a > hi_l + eps:
+                    continue
+                octaves = da / ln2
+                whole = math.floor(octaves + 0.5)
+                if abs(octaves - whole) < eps:
+                    K._power(centre, n, -u * octave * int(whole), col)
+                else:
+                    K._correlation(E, n, K._coef(a, exp_kernel), col)
+                lml, s2 = K._profiled(col, zz, n, math.exp(cb), F, dinv, v)
+                if lml > best + K.TIE:
+                    best, best_a, best_b, best_s2 = lml, a, cb, s2
+                    moved[:] = col
+                    moved_l = True
+            for w in (-1, 1):
+                b = cb + w * db
+                if b < lo_r - eps or b > hi_r + eps:
+                    continue
+                lml, s2 = K._profiled(centre, zz, n, math.exp(b), F, dinv, v)
+                if lml > best + K.TIE:
+                    best, best_a, best_b, best_s2 = lml, ca, b, s2
+                    moved_l = False
+            if moved_l:
+                centre[:] = moved
+        if best > -np.inf:
+            out[:, s] = math.exp(best_a), math.exp(best_b), best_s2, best
+    return out
+
+
+@pytest.mark.parametrize("exp_kernel", [True, False])
+def test_search_is_the_same_bits_as_one_point_at_a_time(windows, exp_kernel):
+    y = GroupedArray.from_series([windows[i] for i in range(len(windows))])
+    pat = history_patterns(y, H, H)
+    log_r = np.linspace(np.log(1e-4), np.log(1e2), 5)
+    args = (pat.Z, pat.count, H, pat.dt, exp_kernel, np.log(51.2), 6, log_r, 3)
+    L, alpha = np.empty((len(y), H, H)), np.empty((len(y), H))
+    found = K.search(*args, L, alpha)
+    want = search_one_point_at_a_time(*args)
+    for got, ref in zip(found, want, strict=True):
+        assert np.array_equal(got, ref, equal_nan=True)
+
+
+def test_any_number_of_threads_gives_the_same_forecast(windows):
+    # More than gp.PARALLEL_FROM series go through numba's threads, fewer through one.
+    import numba
+
+    from reclaim.forecast.gp import PARALLEL_FROM
+
+    series = [windows[i] for i in range(len(windows))]
+    big = GroupedArray.from_series(series * (PARALLEL_FROM // len(series) + 2))
+    results = []
+    for threads in (1, numba.config.NUMBA_NUM_THREADS):
+        numba.set_num_threads(threads)
+        try:
+            results.append(GaussianProcess().forecast(big, 2))
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert np.array_equal(results[0].mean, results[1].mean)
+    assert np.array_equal(results[0].std, results[1].std)
