@@ -93,7 +93,7 @@ def test_reads_writes_and_kills(tree):
     root, version = tree
     cg = Cgroups(root, PARENT)
     set_usage(root, version, PARENT, "web-0", cpu_s=12.5, mem_gib=0.5, pids=(11, 12))
-    cpu_s, mem, ooms, procs = cg.read_usage(["web-0", "missing"])
+    cpu_s, mem, ooms, throttled, procs = cg.read_usage(["web-0", "missing"])
     assert cpu_s[0] == pytest.approx(12.5) and mem[0] == pytest.approx(0.5)
     assert procs.tolist() == [2, -1] and ooms[0] == 0
     ok = cg.write_limits(["web-0", "missing"], np.array([[0.25, 0.5], [1.0, 1.0]]))
@@ -372,3 +372,44 @@ def test_docker_extra_missing_is_one_line():
             docker_client()
     else:
         pytest.skip("the docker extra is installed here")
+
+
+# ---------------------------------------------------------------------------- throttling
+def test_a_throttled_component_gets_its_cpu_reservation_back_at_once(tree, tmp_path):
+    root, version = tree
+    agent = make_agent(tmp_path, root, k2=0.0)
+    run_steady(agent, root, version, periods=4)
+    assert cpu_quota_cores(root, version, "web-0") < 0.5  # shaped to usage + buffer
+    # usage now reads as the quota and the kernel counts throttled periods for web-0 only
+    t = agent.clock.t - 1_000_000.0
+    feed(root, version, 0.2 * t + 0.3, 0.1)
+    set_usage(root, version, PARENT, "web-0", 0.2 * t + 0.3, 0.1, throttled=7)
+    agent.step()
+    assert cpu_quota_cores(root, version, "web-0") == pytest.approx(1.0)
+    assert cpu_quota_cores(root, version, "batch-0") < 1.0  # not throttled: still shaped
+    reason = agent.store.latest_decisions()[0]["reason"]
+    assert reason.startswith("CPU throttled"), reason
+    # the count stays where it was: throttling is over and shaping resumes
+    agent.clock.t += 1.0
+    t = agent.clock.t - 1_000_000.0
+    feed(root, version, 0.2 * t + 0.3, 0.1)
+    set_usage(root, version, PARENT, "web-0", 0.2 * t + 0.3, 0.1, throttled=7)
+    agent.step()
+    assert cpu_quota_cores(root, version, "web-0") < 1.0
+
+
+def test_missing_cgroups_are_named_and_refused(tree, tmp_path):
+    root, version = tree
+    components = [*((n, "web", "core", 1.0, 1.0) for n in NAMES), ("web-9", "web", "core", 1, 1)]
+    config = tmp_path / "agent.toml"
+    settings = write_config(config, PARENT, components=components, cgroup_root=root)
+    with pytest.raises(CgroupError, match=r"1 of 4 configured components have no cgroup .*web-9"):
+        Agent(settings, clock=StepClock())
+    result = CliRunner().invoke(agent_app, ["run", "-c", str(config), "--periods", "1"])
+    assert result.exit_code != 0 and "web-9" in str(result.exception)
+    waiting = write_config(
+        config, PARENT, components=components, cgroup_root=root, wait_for_cgroups=True
+    )
+    agent = Agent(waiting, clock=StepClock())
+    assert agent.step().running == 0
+    agent.close()

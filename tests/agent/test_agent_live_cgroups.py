@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -165,6 +167,35 @@ def test_agent_shapes_real_cgroups(live, tmp_path):
         runner.join(timeout=10)
         _set_parent_memory(cg, np.inf)
         db.close()
+        agent.close()
+
+
+def test_a_throttled_component_gets_its_cpu_back(live, tmp_path):
+    # A process idles for 4 s (the agent shapes its quota down to usage + buffer), then spins:
+    # its usage reads as the small quota, and only the kernel's throttling count says it wants
+    # more. The period that sees the count rise gives back the 0.25-core reservation.
+    cg, parent, procs = live
+    settings = write_config(
+        tmp_path / "agent.toml", parent, components=COMPONENTS, period_s=1.0, grace_s=0.0, k2=0.0
+    )
+    procs["web-core"] = subprocess.Popen(
+        [sys.executable, "-c", "import time\ntime.sleep(4)\nwhile True: pass"],
+        preexec_fn=lambda: cg.attach("web-core", os.getpid()),
+    )
+    agent = Agent(settings, cgroups=cg)
+    quotas, reasons = [], []
+    try:
+        for _ in range(10):
+            agent.step()
+            quotas.append(float(cg.read_limits(["web-core"])[0, 0]))
+            reasons.append(last_decisions(agent.store)["web-core"]["reason"])
+            if reasons[-1].startswith("CPU throttled"):
+                break
+            time.sleep(1.0)
+        assert reasons[-1].startswith("CPU throttled"), reasons
+        assert min(quotas[:-1]) < 0.05, quotas  # it had been shaped down while idle
+        assert quotas[-1] == pytest.approx(0.25), quotas  # the reservation, at once
+    finally:
         agent.close()
 
 

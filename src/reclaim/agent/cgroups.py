@@ -6,10 +6,11 @@ hierarchies are handled behind one class so the loop never asks which one it run
 
 - v1 (one hierarchy per controller, ``ROOT/memory/PARENT/NAME`` and the same under ``cpu`` and
   ``cpuacct``): usage ``memory.usage_in_bytes`` and ``cpuacct.usage`` (ns), OOM kills from
-  ``memory.oom_control``, soft limit ``memory.soft_limit_in_bytes``, CPU quota
-  ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``.
-- v2 (one unified hierarchy, ``ROOT/PARENT/NAME``): ``memory.current``, ``cpu.stat`` usage_usec,
-  ``memory.events`` oom_kill, soft limit ``memory.high``, quota ``cpu.max`` ("QUOTA PERIOD").
+  ``memory.oom_control``, throttled CFS periods from ``cpu.stat`` nr_throttled, soft limit
+  ``memory.soft_limit_in_bytes``, CPU quota ``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``.
+- v2 (one unified hierarchy, ``ROOT/PARENT/NAME``): ``memory.current``, ``cpu.stat`` usage_usec
+  and nr_throttled, ``memory.events`` oom_kill, soft limit ``memory.high``, quota ``cpu.max``
+  ("QUOTA PERIOD").
 
 Every directory is resolved (symlinks, ``..``) and must lie strictly inside the resolved parent:
 a config naming ``../system.slice`` is refused, not obeyed.
@@ -22,6 +23,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -93,6 +95,18 @@ def _rmdir(path: str, tries: int) -> None:
             time.sleep(0.1)
 
 
+class Reading(NamedTuple):
+    """One read of every component, (n,) each: cumulative CPU seconds, memory GiB, OOM kills so
+    far, CFS periods throttled so far, and process count (-1 where a cgroup is gone or
+    unreadable)."""
+
+    cpu_s: NDArray[np.float64]
+    mem: NDArray[np.float64]
+    ooms: NDArray[np.int64]
+    throttled: NDArray[np.int64]
+    procs: NDArray[np.int64]
+
+
 class Cgroups:
     """The components' cgroups under ``root``/``parent``, by directory name.
 
@@ -151,6 +165,10 @@ class Cgroups:
     def exists(self, name: str) -> bool:
         return os.path.isdir(self.dirs(name)["memory"])
 
+    def missing(self, names: list[str]) -> list[str]:
+        """The ``names`` without a cgroup directory in some hierarchy the agent uses."""
+        return [n for n in names if not all(os.path.isdir(d) for d in self.dirs(n).values())]
+
     def create(self, name: str) -> None:
         """Make component ``name``'s cgroup in every hierarchy (demos and tests; in production
         the runtime that starts the component makes it)."""
@@ -180,13 +198,12 @@ class Cgroups:
             _write(os.path.join(path, "cgroup.procs"), str(pid))
 
     # ------------------------------------------------------------------ reads
-    def read_usage(
-        self, names: list[str]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
-        """Cumulative CPU seconds (n,), memory GiB (n,), OOM kills so far (n,) and process
-        count (n,) of each cgroup; -1 processes where a cgroup is gone or unreadable."""
+    def read_usage(self, names: list[str]) -> Reading:
+        """Every cgroup's counters (:class:`Reading`); a throttling counter the kernel does not
+        report reads as 0."""
         n = len(names)
         cpu_s, mem, ooms = np.zeros(n), np.zeros(n), np.zeros(n, np.int64)
+        throttled = np.zeros(n, np.int64)
         procs = np.full(n, -1, np.int64)
         for i, name in enumerate(names):
             try:
@@ -196,15 +213,18 @@ class Cgroups:
                     mem[i] = int(_read(m + "/memory.usage_in_bytes")) / GIB
                     cpu_s[i] = int(_read(d["cpuacct"] + "/cpuacct.usage")) / 1e9
                     ooms[i] = _field(_read(m + "/memory.oom_control"), b"oom_kill")
+                    throttled[i] = _field(_read(d["cpu"] + "/cpu.stat"), b"nr_throttled")
                 else:
                     m = d["memory"]
                     mem[i] = int(_read(m + "/memory.current")) / GIB
-                    cpu_s[i] = _field(_read(m + "/cpu.stat"), b"usage_usec") / 1e6
+                    stat = _read(m + "/cpu.stat")
+                    cpu_s[i] = _field(stat, b"usage_usec") / 1e6
+                    throttled[i] = _field(stat, b"nr_throttled")
                     ooms[i] = _field(_read(m + "/memory.events"), b"oom_kill")
                 procs[i] = _read(m + "/cgroup.procs").count(b"\n")
             except (OSError, ValueError):
                 procs[i] = -1
-        return cpu_s, mem, ooms, procs
+        return Reading(cpu_s, mem, ooms, throttled, procs)
 
     def read_limits(self, names: list[str]) -> NDArray[np.float32]:
         """(n, R) current CPU quota (cores) and memory soft limit (GiB); inf where unlimited or

@@ -8,7 +8,11 @@ the agent's whole life; a component runs (``host == 0``) while its cgroup holds 
 Usage is what the cgroup files say: CPU as the rate of the cumulative CPU-seconds counter between
 two reads (cores), memory as the cgroup's charge (GiB; v1 ``usage_in_bytes`` includes page cache,
 which the kernel reclaims first under a soft limit). A component's first read only primes its
-CPU counter, so its first sample arrives one period after it is seen.
+CPU counters, so its first sample arrives one period after it is seen.
+
+Throttling: a component held at its CPU quota shows usage equal to the quota, so usage alone
+cannot say it wants more. The kernel's count of throttled CFS periods can: a component whose count
+rose since the last read is marked ``throttled`` for that period.
 """
 
 from __future__ import annotations
@@ -74,8 +78,9 @@ class LiveView:
 class Collector:
     """Reads usage, keeps each component's series and builds the live view.
 
-    State is columnar, one array per field (W components): start (first seen, s), prev_cpu_s and
-    prev_t (the CPU counter at the last read), last_ok (time of the last good sample).
+    State is columnar, one array per field (W components): start (first seen, s), prev_cpu_s,
+    prev_throttled and prev_t (the CPU counters at the last read), last_ok (time of the last good
+    sample); throttled (W,) bool: the throttled-period count rose since the last read.
     """
 
     def __init__(self, settings: AgentSettings, cgroups: Cgroups) -> None:
@@ -86,6 +91,8 @@ class Collector:
         n = len(self.comps)
         self.prev_cpu_s = np.full(n, np.nan)
         self.prev_t = np.full(n, np.nan)
+        self.prev_throttled = np.full(n, -1, np.int64)
+        self.throttled = np.zeros(n, bool)
         self.last_ok = np.full(n, np.nan)
         self.stale = np.zeros(n, bool)
         self.sampled = np.empty(0, np.int64)  # rows that got a sample at the last read
@@ -118,7 +125,7 @@ class Collector:
         and the rows that stopped running since the last read."""
         view, wl = self.view, self.view.workloads
         view.now = now
-        cpu_s, mem, ooms, procs = self.cgroups.read_usage(self.comps.names)
+        cpu_s, mem, ooms, throttled, procs = self.cgroups.read_usage(self.comps.names)
         readable = procs >= 0
         alive = procs > 0
         was = wl.host >= 0
@@ -152,6 +159,9 @@ class Collector:
         view.count[rows] += 1
         wl.used[rows] = usage
         self.last_ok[rows] = now
+        primed = ok & (self.prev_throttled >= 0)
+        self.throttled = primed & (throttled > self.prev_throttled)
+        self.prev_throttled = np.where(ok, throttled, -1)
         self.prev_cpu_s = np.where(ok, cpu_s, np.nan)
         self.prev_t = np.where(ok, now, np.nan)
         # stale: running but no good sample for too long (never sampled counts from its start)

@@ -78,6 +78,7 @@ class AgentSettings:
     host_mem_gib: float | None = None  # None: the parent's memory limit, else the machine's
     metrics_port: int = 0  # 0: no Prometheus endpoint
     dry_run: bool = False
+    wait_for_cgroups: bool = False  # False: refuse to start while a component has no cgroup
 
     @property
     def stale_s(self) -> float:
@@ -133,6 +134,7 @@ _AGENT_KEYS = {
     "host_mem_gib",
     "metrics_port",
     "dry_run",
+    "wait_for_cgroups",
     "database",
 }
 _COMPONENT_KEYS = {"name", "app", "role", "cpu", "mem_gib"}
@@ -189,6 +191,7 @@ def load_settings(path: Path | str) -> AgentSettings:
         host_mem_gib=a.get("host_mem_gib", float, None, positive=True),
         metrics_port=port,
         dry_run=a.get("dry_run", bool, False),
+        wait_for_cgroups=a.get("wait_for_cgroups", bool, False),
     )
 
 

@@ -52,25 +52,43 @@ def make_tree(root: Path, version: int, parent: str, names: list[str]) -> None:
         )
         _files(
             root / "cpu" / parent / name,
-            {"cpu.cfs_quota_us": "-1", "cpu.cfs_period_us": "100000", "cgroup.procs": ""},
+            {
+                "cpu.cfs_quota_us": "-1",
+                "cpu.cfs_period_us": "100000",
+                "cpu.stat": "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n",
+                "cgroup.procs": "",
+            },
         )
         _files(root / "cpuacct" / parent / name, {"cpuacct.usage": "0", "cgroup.procs": ""})
 
 
 def set_usage(
-    root: Path, version: int, parent: str, name: str, cpu_s: float, mem_gib: float, pids=(NO_PID,)
+    root: Path,
+    version: int,
+    parent: str,
+    name: str,
+    cpu_s: float,
+    mem_gib: float,
+    pids=(NO_PID,),
+    throttled: int = 0,
 ) -> None:
-    """Write a component's cumulative CPU seconds, memory charge and process list (by default
-    one process that cannot exist, so that a kill in a test signals nobody)."""
+    """Write a component's cumulative CPU seconds, memory charge, throttled CFS periods and
+    process list (by default one process that cannot exist, so that a kill in a test signals
+    nobody)."""
     procs = "".join(f"{p}\n" for p in pids)
     if version == 2:
         d = root / parent / name
         (d / "memory.current").write_text(str(int(mem_gib * GIB)))
-        (d / "cpu.stat").write_text(f"usage_usec {int(cpu_s * 1e6)}\nuser_usec 0\n")
+        (d / "cpu.stat").write_text(
+            f"usage_usec {int(cpu_s * 1e6)}\nuser_usec 0\nnr_throttled {throttled}\n"
+        )
         (d / "cgroup.procs").write_text(procs)
         return
     (root / "memory" / parent / name / "memory.usage_in_bytes").write_text(str(int(mem_gib * GIB)))
     (root / "cpuacct" / parent / name / "cpuacct.usage").write_text(str(int(cpu_s * 1e9)))
+    (root / "cpu" / parent / name / "cpu.stat").write_text(
+        f"nr_periods 0\nnr_throttled {throttled}\nthrottled_time 0\n"
+    )
     for controller in ("memory", "cpu", "cpuacct"):
         (root / controller / parent / name / "cgroup.procs").write_text(procs)
 

@@ -7,6 +7,9 @@ must, it does here, after the controller and before the actuator:
 
 - Grace: a component keeps its reservation for ``grace_s`` after it is first seen, whatever the
   controller (the paper waits until its forecaster has data: 10 minutes).
+- Throttled: a component whose CPU was throttled since the last read gets its CPU reservation
+  back at once (its usage reads as its quota, so a forecast from usage would raise the quota only
+  K1 * request per period).
 - Fail safe: if the forecaster or the controller raises, every limit reverts to the reservation
   and nothing is killed that period; so does a component whose usage has not been read for
   ``stale_s``. Acting on stale data or a broken model is worse than not reclaiming.
@@ -28,14 +31,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reclaim.agent.actuator import CgroupActuator, DockerActuator
-from reclaim.agent.cgroups import Cgroups
+from reclaim.agent.cgroups import CgroupError, Cgroups
 from reclaim.agent.collector import Collector, LiveView
 from reclaim.agent.config import AgentSettings
 from reclaim.agent.store import Store
 from reclaim.shaping.base import forecast_usage
 from reclaim.sim.run import RunSettings, build_policies
 from reclaim.sim.view import Actuator
-from reclaim.types import Decisions, R, Status
+from reclaim.types import CPU, Decisions, R, Status
 
 log = logging.getLogger("reclaim.agent")
 _PRUNE_EVERY_S = 3600.0
@@ -108,6 +111,8 @@ class Agent:
             settings.cgroup_root, settings.parent, settings.cgroup_version
         )
         names = settings.components.names
+        if settings.backend == "cgroup":
+            self._check_cgroups(names)
         if actuator is None:
             if settings.backend == "docker":
                 actuator = DockerActuator(names)
@@ -122,6 +127,23 @@ class Agent:
         self.collector.resume(first, *self.store.history(len(names), settings.window))
         self._pruned = -np.inf
         self._stop = threading.Event()
+
+    def _check_cgroups(self, names: list[str]) -> None:
+        """Refuse to start when configured components have no cgroup (a typo in a name or the
+        parent would otherwise leave the agent idle and silent), unless told to wait for them."""
+        missing = self.cgroups.missing(names)
+        if not missing:
+            return
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        where = self.cgroups.parent_dirs()[0]
+        if not self.settings.wait_for_cgroups:
+            raise CgroupError(
+                f"{len(missing)} of {len(names)} configured components have no cgroup under "
+                f"{where}: {shown} (create them first, or set agent.wait_for_cgroups = true)"
+            )
+        log.warning("waiting for %d components' cgroups under %s: %s", len(missing), where, shown)
 
     def stop(self) -> None:
         """Make :meth:`run` return after the current period (from another thread or a signal)."""
@@ -255,6 +277,10 @@ class Agent:
         grace = view.now - wl.start[rows] < s.grace_s
         target[grace] = request[grace]
         reason[grace & ~evict] = "grace period: reservation"
+        throttled = self.collector.throttled[rows] & ~grace & ~evict
+        raise_cpu = throttled & (target[:, CPU] < request[:, CPU])
+        target[raise_cpu, CPU] = request[raise_cpu, CPU]
+        reason[raise_cpu] = "CPU throttled since the last read: CPU back to its reservation"
         stale = self.collector.stale[rows]
         if fail is not None:
             stale[:] = True
