@@ -7,6 +7,7 @@ import shutil
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from rich.console import Console
 from tiny_spec import write_spec
 
 from reclaim.experiments import runner
@@ -67,3 +68,21 @@ def test_a_lost_run_is_run_again(uninterrupted, tmp_path):
     assert_frame_equal(
         again.table.filter(pl.col("run_id") != lost), table.filter(pl.col("run_id") != lost)
     )
+
+
+@pytest.mark.parametrize("broken", ["{not json", '{"summary": {}}', ""])
+def test_a_run_with_an_unreadable_summary_is_set_aside_and_run_again(
+    uninterrupted, tmp_path, broken
+):
+    path, out, full = uninterrupted
+    shutil.copytree(out, tmp_path, dirs_exist_ok=True)
+    hit = full.table["run_id"][0]
+    (tmp_path / "runs" / hit / "summary.json").write_text(broken)
+    console = Console(record=True, width=200)
+    again = runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1, console=console)
+    assert again.resumed == 2
+    assert_frame_equal(without_wall(again.table), without_wall(full.table))
+    said = console.export_text()
+    assert f"{hit}/summary.json unreadable" in said and "rerun" in said
+    kept = tmp_path / "runs" / f".unreadable-{hit}" / "summary.json"
+    assert kept.read_text() == broken  # nothing is lost

@@ -11,7 +11,9 @@ Layout (the report reads it; keep it)::
                                 it
 
 A run's folder is written under a temporary name and renamed when complete, and runs.parquet is
-replaced atomically, so an interrupted sweep leaves only whole runs; a rerun skips them.
+replaced atomically, so an interrupted sweep leaves only whole runs; a rerun skips them. A run
+folder whose summary cannot be read (a disk filled up, a hand edit) is moved aside to
+``runs/.unreadable-<run_id>`` (kept for inspection) and the run counts as not done.
 """
 
 from __future__ import annotations
@@ -57,6 +59,25 @@ class ResultStore:
 
     def is_done(self, run: Run) -> bool:
         return (self.runs_dir / run.run_id).is_dir()
+
+    def set_aside_unreadable(self, runs: list[Run]) -> list[str]:
+        """Move the folders of done ``runs`` whose summary cannot be read out of the way, so they
+        run again; returns one line per run moved, saying why."""
+        moved = []
+        for run in runs:
+            if not self.is_done(run):
+                continue
+            try:
+                self._row(run)
+            except (OSError, ValueError, KeyError, TypeError) as err:
+                aside = self.runs_dir / f".unreadable-{run.run_id}"
+                shutil.rmtree(aside, ignore_errors=True)
+                (self.runs_dir / run.run_id).rename(aside)
+                problem = f"{type(err).__name__}: {err}".splitlines()[0]
+                moved.append(
+                    f"{run.run_id}/{SUMMARY_FILE} unreadable ({problem}): kept as {aside.name}, rerun"
+                )
+        return moved
 
     def save(self, run: Run, result) -> None:
         """Write ``run``'s folder under a temporary name, then rename it into place."""

@@ -45,11 +45,14 @@ def run_experiment(
     runs = spec.runs(scale)
     out = Path(out) if out is not None else Path("results") / f"{spec.name}-{scale}"
     store = ResultStore(out, spec, scale)
+    unreadable = store.set_aside_unreadable(runs)
     todo = [run for run in runs if not store.is_done(run)]
     resumed = len(runs) - len(todo)
     table = store.write_table(runs)
     with count_progress("runs  {task.fields[last]}", console) as progress:
         bar = progress.add_task(spec.name, total=len(runs), completed=resumed, last="")
+        for line in unreadable:
+            progress.console.print(f"[yellow]warning:[/] {line}", highlight=False)
         if resumed:
             progress.console.print(f"resuming: {resumed} of {len(runs)} runs already in {out}")
         # seed-major, so a worker reuses its cached workload from run to run
