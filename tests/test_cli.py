@@ -37,6 +37,10 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
         (["simulate", "--apps", "5", "--controller", "pessimistic"], "needs a forecaster"),
         (["forecast", "eval", "--models", "naive,prophet"], "unknown forecaster 'prophet'"),
         (["forecast", "eval", "--history", "ten"], "--history: expected whole numbers"),
+        (
+            ["forecast", "eval", "--history", "-3"],
+            "--history: expected whole numbers of at least 1",
+        ),
         (["forecast", "eval", "--store", "/nonexistent/store"], "not a trace store"),
     ],
 )
@@ -46,6 +50,46 @@ def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):
     assert message in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["simulate", "--apps", "5", "--stop-days", "-1"], "--stop-days: must be a positive"),
+        (["simulate", "--apps", "5", "--arrival-days", "0"], "--arrival-days: must be a positive"),
+        (
+            ["simulate", "--apps", "5", "--controller", "reservation", "--forecaster", "gp-exp"],
+            "controller 'reservation' uses no forecaster",
+        ),
+    ],
+)
+def test_options_out_of_range_are_refused_before_any_work(tmp_path, args, message):
+    done = reclaim(*args, "-o", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert message in done.stderr.replace("Invalid value for ", "")
+    assert "Traceback" not in done.stderr + done.stdout
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate", "--apps", "5"],
+        ["simulate"],
+        ["experiment", "run", "pace-fig3", "--scale", "tiny"],
+        ["report", "."],
+        ["forecast", "eval"],
+        ["traces", "import", "bitbrains", "."],
+    ],
+)
+def test_an_output_that_is_a_file_is_refused_before_any_work(tmp_path, command):
+    taken = tmp_path / "taken"
+    taken.write_text("keep me")
+    done = reclaim(*command, "-o", str(taken))
+    assert done.returncode == 2
+    assert "is a file, not a directory" in done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert taken.read_text() == "keep me"
 
 
 def test_bad_option_is_a_usage_error():

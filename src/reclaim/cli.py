@@ -30,6 +30,13 @@ app.add_typer(agent_app, name="agent")
 console = Console(stderr=True)
 
 
+def _output_dir(value: Path | None) -> Path | None:
+    """An -o/--output names a directory: a file there is refused before any work starts."""
+    if value is not None and value.exists() and not value.is_dir():
+        raise typer.BadParameter(f"{value} is a file, not a directory; choose another path")
+    return value
+
+
 @traces_app.command("import")
 def traces_import(
     fmt: Annotated[
@@ -40,7 +47,9 @@ def traces_import(
         ),
     ],
     src: Annotated[Path, typer.Argument(help="Trace folder or file.")],
-    out: Annotated[Path, typer.Option("-o", "--output", help="Store directory to write.")],
+    out: Annotated[
+        Path, typer.Option("-o", "--output", callback=_output_dir, help="Store directory to write.")
+    ],
 ) -> None:
     """Import a trace into a canonical Parquet store and print what was kept and filtered."""
     from reclaim.traces.importer import import_trace, print_report
@@ -105,7 +114,10 @@ def forecast_eval(
         str, typer.Option(help="Forecaster the conformal wrapper calibrates.")
     ] = "gp-exp",
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Directory for parts, summary and plots.")
+        Path,
+        typer.Option(
+            "-o", "--output", callback=_output_dir, help="Directory for parts, summary and plots."
+        ),
     ] = Path("results/forecast"),
 ) -> None:
     """One-step rolling forecasts on real series: error, calibration, sharpness and speed.
@@ -133,9 +145,11 @@ def forecast_eval(
     try:
         histories = [int(h) for h in _csv(history)]
     except ValueError:
+        histories = []
+    if not histories or min(histories) < 1:
         raise UserError(
-            f"--history: expected whole numbers like 10,20,40, got {history!r}"
-        ) from None
+            f"--history: expected whole numbers of at least 1 like 10,20,40, got {history!r}"
+        )
     res = _csv(resources)
     if not set(res) <= {"cpu", "mem"} or not res:
         raise UserError(f"--resources: expected cpu, mem or both, got {resources!r}")
@@ -214,6 +228,7 @@ def simulate(
         typer.Option(
             "-o",
             "--output",
+            callback=_output_dir,
             help="Results directory (default: results/simulate, or results/headline).",
         ),
     ] = None,
@@ -237,7 +252,7 @@ def simulate(
         workload_table,
     )
     from reclaim.report.plots import plot_timeline
-    from reclaim.sim.run import RunSettings
+    from reclaim.sim.run import RunSettings, build_policies
     from reclaim.sim.run import simulate as run_simulation
     from reclaim.state.tables import HostTable
     from reclaim.workload.builder import (
@@ -248,6 +263,25 @@ def simulate(
         paper_arrival_days,
     )
 
+    for name, value in (("--arrival-days", arrival_days), ("--stop-days", stop_days)):
+        if value is not None and not value > 0:
+            raise typer.BadParameter(
+                f"must be a positive number of days, got {value:g}", param_hint=name
+            )
+    settings = RunSettings(
+        hosts=hosts,
+        controller=controller,
+        forecaster=forecaster,
+        placement=placement,
+        horizon_s=None if stop_days is None else stop_days * 86400.0,
+    )
+    # an unknown name, or a controller without the forecaster it needs, fails before any work
+    _, built_forecaster = build_policies(settings)
+    if forecaster is not None and built_forecaster is None:
+        raise typer.BadParameter(
+            f"controller {controller!r} uses no forecaster; drop --forecaster {forecaster}",
+            param_hint="--forecaster",
+        )
     output = output or Path("results/simulate")
     capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
     default_jobs, default_shapes = default_stores()
@@ -262,13 +296,6 @@ def simulate(
     out.print(workload_table(report, capacity, workload))
     for warning in overload_warnings(report, capacity):
         out.print(f"[yellow]warning:[/] {warning}")
-    settings = RunSettings(
-        hosts=hosts,
-        controller=controller,
-        forecaster=forecaster,
-        placement=placement,
-        horizon_s=None if stop_days is None else stop_days * 86400.0,
-    )
     with SimProgress(console) as progress:
         result = run_simulation(
             workload,
@@ -304,7 +331,10 @@ def report(
     output: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--output", help="Directory for plots and index.html (default: RESULTS/report)."
+            "-o",
+            "--output",
+            callback=_output_dir,
+            help="Directory for plots and index.html (default: RESULTS/report).",
         ),
     ] = None,
 ) -> None:
@@ -327,7 +357,12 @@ def experiment_run(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Results directory (default: results/SPEC-SCALE)."),
+        typer.Option(
+            "-o",
+            "--output",
+            callback=_output_dir,
+            help="Results directory (default: results/SPEC-SCALE).",
+        ),
     ] = None,
     backend: Annotated[str, typer.Option(help="local (process pool) or ray.")] = "local",
     jobs: Annotated[
@@ -391,7 +426,10 @@ def place_eval(
     ] = 6,
     seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Directory for Parquet results and charts.")
+        Path,
+        typer.Option(
+            "-o", "--output", callback=_output_dir, help="Directory for Parquet results and charts."
+        ),
     ] = Path("results/place"),
 ) -> None:
     """TVW-RL's evaluation: utilisation, fragmentation, overshoot, machines used and wait of each
@@ -453,7 +491,13 @@ def rl_train(
     k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
     classes: Classes = "none",
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Directory for checkpoint.pt and policy.npz.")
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            callback=_output_dir,
+            help="Directory for checkpoint.pt and policy.npz.",
+        ),
     ] = Path("results/rl"),
 ) -> None:
     """Train TVW-RL's policy (or DeepRM's selector) with REINFORCE; checkpoints, resumes, writes
@@ -488,7 +532,10 @@ def rl_eval(
     seed: Annotated[int, typer.Option(help="Seed of the test sequences.")] = 1000,
     classes: Classes = "none",
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Directory for Parquet results and charts.")
+        Path,
+        typer.Option(
+            "-o", "--output", callback=_output_dir, help="Directory for Parquet results and charts."
+        ),
     ] = Path("results/rl-eval"),
 ) -> None:
     """TVW-RL vs DeepRM+Best-Fit and the heuristics (the paper's Figs. 4-5), and our figures
@@ -542,7 +589,10 @@ def rl_ablate(
         str | None, typer.Option(help="Axes to vary, comma-separated: k_u, k_o, k_c (default all).")
     ] = None,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Directory for the policies and results.")
+        Path,
+        typer.Option(
+            "-o", "--output", callback=_output_dir, help="Directory for the policies and results."
+        ),
     ] = Path("results/rl-ablation"),
 ) -> None:
     """The paper's penalty ablation (its Table 3): a policy per K_u, K_o, K_c setting, the others
@@ -623,9 +673,9 @@ def lifetime_eval(
         float, typer.Option(min=0.01, help="Long-lived above this many days (paper: 7).")
     ] = 7.0,
     seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
-    output: Annotated[Path, typer.Option("-o", "--output", help="Directory for the plots.")] = Path(
-        "results/lifetime"
-    ),
+    output: Annotated[
+        Path, typer.Option("-o", "--output", callback=_output_dir, help="Directory for the plots.")
+    ] = Path("results/lifetime"),
 ) -> None:
     """Train on the first arrivals, test on the later ones: precision and recall of "lives beyond
     the threshold" at creation, F1 by uptime quantile (reprediction) and by week after training."""
