@@ -138,3 +138,14 @@ def test_a_shipped_experiment_at_tiny_scale_and_its_report(tmp_path):
     assert "paper vs ours" in shown.stdout and "37.67%" in shown.stdout
     html = (out / "report" / "index.html").read_text()
     assert "pessimistic/oracle" in html and (out / "report" / "pace-fig3-boxplots.png").exists()
+
+
+def test_version_and_short_help():
+    from reclaim import __version__
+
+    done = reclaim("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"reclaim {__version__}"
+    for args in (["-h"], ["simulate", "-h"], ["traces", "import", "-h"]):
+        done = reclaim(*args)
+        assert done.returncode == 0 and "Usage: reclaim" in done.stdout, args
+    assert "{FORMAT} {SOURCE}" in reclaim("traces", "import", "-h").stdout

@@ -16,8 +16,31 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Simulate and compare cluster resource-shaping and placement policies on real traces.",
 )
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from reclaim import __version__
+
+        typer.echo(f"reclaim {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """Simulate and compare cluster resource-shaping and placement policies on real traces."""
+
+
 traces_app = typer.Typer(no_args_is_help=True, help="Read real traces into the canonical store.")
 app.add_typer(traces_app, name="traces")
 forecast_app = typer.Typer(no_args_is_help=True, help="Evaluate forecasters on real usage series.")
@@ -42,11 +65,12 @@ def traces_import(
     fmt: Annotated[
         str,
         typer.Argument(
-            help="Trace format: bitbrains, alibaba2017, alibaba2018, azure2019, google2011-derived, "
-            "alibaba-gpu2023, alibaba-gpu2025."
+            metavar="FORMAT",
+            help="Trace format, e.g. bitbrains or google2019-usage (an unknown name lists them all;"
+            " docs/traces.md describes each).",
         ),
     ],
-    src: Annotated[Path, typer.Argument(help="Trace folder or file.")],
+    src: Annotated[Path, typer.Argument(metavar="SOURCE", help="Trace folder or file.")],
     out: Annotated[
         Path, typer.Option("-o", "--output", callback=_output_dir, help="Store directory to write.")
     ],
@@ -327,7 +351,9 @@ def _headline(output: Path) -> None:
 
 @app.command()
 def report(
-    results: Annotated[Path, typer.Argument(help="Result store written by an experiment.")],
+    results: Annotated[
+        Path, typer.Argument(metavar="RESULTS", help="Result store written by an experiment.")
+    ],
     output: Annotated[
         Path | None,
         typer.Option(
@@ -350,7 +376,9 @@ def report(
 
 @experiment_app.command("run")
 def experiment_run(
-    spec: Annotated[str, typer.Argument(help="Spec file, or the name of a shipped spec.")],
+    spec: Annotated[
+        str, typer.Argument(metavar="SPEC", help="Spec file, or the name of a shipped spec.")
+    ],
     scale: Annotated[
         str | None,
         typer.Option(help="Scale of the spec to run (default: small, if the spec has it)."),
@@ -661,7 +689,9 @@ app.add_typer(lifetime_app, name="lifetime")
 def lifetime_eval(
     store: Annotated[
         str,
-        typer.Argument(help="Lifetime trace store, or sample:NAME of a shipped one."),
+        typer.Argument(
+            metavar="STORE", help="Lifetime trace store, or sample:NAME of a shipped one."
+        ),
     ] = "sample:alibaba-gpu2025",
     family: Annotated[
         str | None, typer.Option(help="Only this VM family (pool), e.g. CN or HN.")

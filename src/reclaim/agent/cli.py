@@ -74,7 +74,9 @@ def status(config: Config) -> None:
 
 @agent_app.command("explain")
 def explain(
-    component: Annotated[str, typer.Argument(help="Component name, as in the config.")],
+    component: Annotated[
+        str, typer.Argument(metavar="COMPONENT", help="Component name, as in the config.")
+    ],
     config: Config,
 ) -> None:
     """Why COMPONENT has its limit: usage, forecast and interval, buffer terms, decision."""
