@@ -734,7 +734,7 @@ def main() -> None:
     Typer handles bad options itself (usage message, exit 2); our own errors are ReclaimError.
     """
     try:
-        app()
+        app(prog_name="reclaim")
     except ReclaimError as err:
         console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)
