@@ -74,11 +74,14 @@ def traces_import(
     out: Annotated[
         Path, typer.Option("-o", "--output", callback=_output_dir, help="Store directory to write.")
     ],
+    force: Annotated[
+        bool, typer.Option(help="Replace a store of another format at the output.")
+    ] = False,
 ) -> None:
     """Import a trace into a canonical Parquet store and print what was kept and filtered."""
     from reclaim.traces.importer import import_trace, print_report
 
-    print_report(import_trace(fmt, src, out), Console())
+    print_report(import_trace(fmt, src, out, force), Console())
 
 
 def _csv(text: str) -> list[str]:

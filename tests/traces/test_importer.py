@@ -49,7 +49,11 @@ def test_report_lists_kept_and_filtered_rows_by_reason(fixtures, tmp_path):
 def test_an_existing_store_is_replaced_but_other_folders_are_refused(fixtures, tmp_path):
     out = tmp_path / "s"
     import_trace("alibaba2017", fixtures / ALI17, out)
-    import_trace("google2011-derived", fixtures / "google2011", out)
+    import_trace("alibaba2017", fixtures / ALI17, out)  # the same format again: replaced
+    with pytest.raises(TraceError, match="holds a alibaba2017 store, not google2011-derived; pass"):
+        import_trace("google2011-derived", fixtures / "google2011", out)
+    assert json.loads((out / "meta.json").read_text())["format"] == "alibaba2017"
+    import_trace("google2011-derived", fixtures / "google2011", out, force=True)
     assert json.loads((out / "meta.json").read_text())["format"] == "google2011-derived"
     other = tmp_path / "mine"
     other.mkdir()
@@ -57,6 +61,24 @@ def test_an_existing_store_is_replaced_but_other_folders_are_refused(fixtures, t
     with pytest.raises(TraceError, match="not a trace store; refusing to overwrite"):
         import_trace("alibaba2017", fixtures / ALI17, other)
     assert (other / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "files"),
+    [
+        ("alibaba2017", ["batch_task.csv.gz"]),
+        ("alibaba2018", ["machine_meta.csv.gz", "machine_usage_head_subset.csv.gz"]),
+        ("azure2019", ["vmtable_deep_study_vms.csv.gz", "vm_cpu_readings_deep_study_vms.csv.gz"]),
+    ],
+)
+def test_empty_input_is_refused_not_stored(tmp_path, fmt, files, gz):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in files:
+        gz(src / name, "")
+    with pytest.raises(TraceError, match="has no rows|holds no rows: nothing imported"):
+        import_trace(fmt, src if len(files) > 1 else src / files[0], tmp_path / "s")
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_failed_import_leaves_nothing_behind(fixtures, tmp_path, ungz, gz):

@@ -37,17 +37,19 @@ class ImportReport:
     filtered: dict[str, dict[str, int]]
 
 
-def import_trace(fmt: str, src: str | Path, out: str | Path) -> ImportReport:
+def import_trace(fmt: str, src: str | Path, out: str | Path, force: bool = False) -> ImportReport:
     """Read the trace of format ``fmt`` at ``src`` into a store at ``out``.
 
-    A store already at ``out`` is replaced; any other non-empty folder there is refused.
-    Raises ReclaimError for an unknown format and TraceError for unreadable input.
+    A store of the same format already at ``out`` is replaced; a store of another format only
+    with ``force``; any other non-empty folder there is refused. Input with no rows is refused
+    (an empty store would pass for a real one later). Raises ReclaimError for an unknown format
+    and TraceError for unreadable input.
     """
     reader: TraceReader = registry.build("trace_format", fmt)
     src, out = Path(src), Path(out)
     if not src.exists():
         raise TraceError(src, "no such file or folder")
-    _check_target(out)
+    _check_target(out, fmt, force)
     files = reader.files(src)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.parent / f".{out.name}.{uuid.uuid4().hex[:12]}.importing"
@@ -56,6 +58,12 @@ def import_trace(fmt: str, src: str | Path, out: str | Path) -> ImportReport:
         writer = StoreWriter(staging)
         reader.read(files, writer)
         rows = writer.close()
+        if not any(rows.values()):
+            dropped = sum(
+                n for reasons in writer.filtered.counts.values() for n in reasons.values()
+            )
+            problem = f"no row kept ({dropped:,} filtered)" if dropped else "holds no rows"
+            raise TraceError(src, f"{problem}: nothing imported")
         meta = _meta(fmt, reader, src, files, rows, writer.filtered.counts) | writer.meta
         (staging / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         if out.exists():
@@ -67,11 +75,23 @@ def import_trace(fmt: str, src: str | Path, out: str | Path) -> ImportReport:
     return ImportReport(fmt, out, rows, writer.filtered.counts)
 
 
-def _check_target(out: Path) -> None:
+def _check_target(out: Path, fmt: str, force: bool) -> None:
     if out.is_file():
         raise TraceError(out, "is a file; the store needs a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / META_FILE).is_file():
+    meta = out / META_FILE
+    if out.is_dir() and any(out.iterdir()) and not meta.is_file():
         raise TraceError(out, "folder is not empty and not a trace store; refusing to overwrite")
+    if meta.is_file() and not force:
+        try:
+            held = json.loads(meta.read_text()).get("format")
+        except (OSError, ValueError, AttributeError):
+            held = None
+        if held != fmt:
+            raise TraceError(
+                out,
+                f"holds a {held or 'unreadable'} store, not {fmt}; "
+                "pass --force to replace it, or choose another -o",
+            )
 
 
 def _meta(
