@@ -86,3 +86,20 @@ def test_a_run_with_an_unreadable_summary_is_set_aside_and_run_again(
     assert f"{hit}/summary.json unreadable" in said and "rerun" in said
     kept = tmp_path / "runs" / f".unreadable-{hit}" / "summary.json"
     assert kept.read_text() == broken  # nothing is lost
+
+
+def test_runs_of_another_version_are_not_reused(uninterrupted, tmp_path, monkeypatch):
+    path, out, full = uninterrupted
+    shutil.copytree(out, tmp_path, dirs_exist_ok=True)
+    import reclaim.experiments.spec as spec_module
+
+    monkeypatch.setattr(spec_module, "__version__", "999.0")
+    console = Console(record=True, width=200)
+    again = runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1, console=console)
+    assert again.resumed == 0  # every run is made again by the new version
+    assert not set(again.table["run_id"]) & set(full.table["run_id"])
+    said = console.export_text()
+    assert f"{full.table.height} run folder(s) in {tmp_path} come from other settings" in said
+    assert_frame_equal(
+        without_wall(again.table).drop("run_id"), without_wall(full.table).drop("run_id")
+    )

@@ -60,6 +60,18 @@ class ResultStore:
     def is_done(self, run: Run) -> bool:
         return (self.runs_dir / run.run_id).is_dir()
 
+    def others(self, runs: list[Run]) -> list[str]:
+        """Run folders here that are none of ``runs``: made with other settings or by another
+        reclaim version (run ids hash both). They are kept, and left out of the table."""
+        wanted = {run.run_id for run in runs}
+        if not self.runs_dir.is_dir():
+            return []
+        return sorted(
+            p.name
+            for p in self.runs_dir.iterdir()
+            if p.is_dir() and not p.name.startswith(".") and p.name not in wanted
+        )
+
     def set_aside_unreadable(self, runs: list[Run]) -> list[str]:
         """Move the folders of done ``runs`` whose summary cannot be read out of the way, so they
         run again; returns one line per run moved, saying why."""

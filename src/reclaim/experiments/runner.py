@@ -53,6 +53,12 @@ def run_experiment(
         bar = progress.add_task(spec.name, total=len(runs), completed=resumed, last="")
         for line in unreadable:
             progress.console.print(f"[yellow]warning:[/] {line}", highlight=False)
+        if stale := store.others(runs):
+            progress.console.print(
+                f"{len(stale)} run folder(s) in {out} come from other settings or another reclaim "
+                "version: kept, not used",
+                highlight=False,
+            )
         if resumed:
             progress.console.print(f"resuming: {resumed} of {len(runs)} runs already in {out}")
         # seed-major, so a worker reuses its cached workload from run to run

@@ -35,7 +35,8 @@ cores. Other scales keep the paper's load per core, so a small cluster is not sw
 
 Runs are ordered group by group, grid cell by cell (the last axis fastest), seed by seed. A run's
 ``run_id`` is a readable slug plus a hash of what the spec asks for it (workload, settings, label,
-coverage, seed and scale), so a rerun finds its results. Every problem is a ReclaimError naming the
+coverage, seed and scale) and of the reclaim version, so a rerun finds its results and a run made
+with other settings or another version is never taken for one of them. Every problem is a ReclaimError naming the
 spec file and the key, raised before anything runs.
 """
 
@@ -53,7 +54,7 @@ from typing import Any, NoReturn
 
 import polars as pl
 
-from reclaim import registry
+from reclaim import __version__, registry
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import gaussian_quantile
 from reclaim.placement import build_placer
@@ -212,6 +213,7 @@ class ExperimentSpec(ScaledSpec):
             settings = RunSettings(**asdict(cell.settings) | {"hosts": sc.hosts})
             for seed in sc.seeds:
                 ident = {
+                    "reclaim": __version__,
                     "scale": sc.name,
                     "seed": seed,
                     "label": cell.label,
