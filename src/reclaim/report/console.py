@@ -7,9 +7,10 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from reclaim.report.progress import LoggedProgress
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.workload.builder import BuildReport
@@ -24,7 +25,7 @@ class SimProgress:
         self.console = console
         self.after_s = after_s
         self._started = time.perf_counter()
-        self._progress: Progress | None = None
+        self._progress: LoggedProgress | None = None
         self._task = None
 
     def __enter__(self) -> SimProgress:
@@ -39,7 +40,7 @@ class SimProgress:
         if self._progress is None:
             if time.perf_counter() - self._started < self.after_s:
                 return
-            self._progress = Progress(
+            self._progress = LoggedProgress(
                 TextColumn("simulating"),
                 BarColumn(),
                 MofNCompleteColumn(),
