@@ -17,6 +17,8 @@ defragmentation (``none``, ``baseline`` or ``lars``)::
     host = "192c1024g"                    # cores, GiB, optional GPUs ("96c384g8gpu"); or "store"
                                           # for the store's own node list
     load = 0.9                            # peak demand / pool capacity on the tightest resource
+    history_days = 0                      # Azure 2017: impute lifetimes of the arrivals of this
+                                          # many days before the window (load_vms)
     [defrag]                              # Defragmenter settings (reclaim.defrag)
     threshold = 0.25                      # drain when fewer hosts than this are empty
     drain_share = 0.01                    # share of the pool's hosts drained per round
@@ -37,6 +39,7 @@ model is never scored on the VMs it learned from; the replay before the cut warm
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import time
 from dataclasses import dataclass, fields
@@ -72,13 +75,15 @@ COLUMNS = IDENTITY_COLUMNS | {
 @dataclass(frozen=True)
 class Pool:
     """A host pool: the VMs of ``family`` in ``store`` on hosts of ``host`` (or the store's own
-    nodes), as many as carry the trace's peak demand at ``load``."""
+    nodes), as many as carry the trace's peak demand at ``load``; ``history_days``: arrivals
+    before the window given imputed lifetimes (see :func:`reclaim.lifetime.vms.load_vms`)."""
 
     name: str
     store: str
     family: str | None
     host: str
     load: float
+    history_days: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +144,8 @@ class LavaSpec(ScaledSpec):
         ):
             pool = self.pools[pool_name]
             ident = {
-                "pool": vars(pool),
+                # history_days only when set: run ids of older specs stay as they were
+                "pool": {k: v for k, v in vars(pool).items() if k != "history_days" or v},
                 "placement": placement,
                 "lifetimes": lifetimes,
                 "defrag": defrag,
@@ -209,7 +215,7 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
     for i, table in enumerate(err.typed(doc.get("pools"), list, "[[pools]]"), 1):
         where = f"pools[{i}]"
         table = err.typed(table, dict, where)
-        err.keys(table, ("name", "store", "family", "host", "load"), where)
+        err.keys(table, ("name", "store", "family", "host", "load", "history_days"), where)
         pool_name = err.typed(table.get("name"), str, f"{where}.name")
         if pool_name in pools:
             err.fail(f"{where}.name", f"pool {pool_name!r} is named twice")
@@ -222,8 +228,18 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
         family = table.get("family")
         if family is not None:
             err.typed(family, str, f"{where}.family")
+        history = err.number(table.get("history_days", 0.0), f"{where}.history_days")
+        if history < 0:
+            err.fail(f"{where}.history_days", "must be 0 (none) or positive")
         ref = err.typed(table.get("store"), str, f"{where}.store")
-        pools[pool_name] = Pool(pool_name, err.store(ref, f"{where}.store"), family, host, load)
+        # an env: store is checked when set and kept as the ref (run ids do not depend on the
+        # folder; execute resolves it), so the spec parses without it
+        store = _env_store(ref)
+        if store is not None:
+            store = err.store(store, f"{where}.store")
+        if ref.startswith(ENV_PREFIX):
+            store = ref
+        pools[pool_name] = Pool(pool_name, store, family, host, load, float(history))
     if not pools:
         err.fail("[[pools]]", "at least one pool is needed")
 
@@ -282,6 +298,32 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
     )
 
 
+#: ``store = "env:NAME"``: the store is the folder named by environment variable NAME (for traces
+#: the user imports, which no sample ships); a spec naming an unset variable still parses, and its
+#: runs fail with how to set it.
+ENV_PREFIX = "env:"
+
+
+def _env_store(ref: str) -> str | None:
+    """``ref`` itself, the folder an ``env:NAME`` ref names, or None when NAME is unset."""
+    if not ref.startswith(ENV_PREFIX):
+        return ref
+    value = os.environ.get(ref.removeprefix(ENV_PREFIX))
+    return str(Path(value).resolve()) if value else None  # relative: to the working folder
+
+
+def resolve_store(ref: str) -> str:
+    """The store folder of a pool's ``store`` (ReclaimError for an unset ``env:NAME``)."""
+    store = _env_store(ref)
+    if store is None:
+        name = ref.removeprefix(ENV_PREFIX)
+        raise ReclaimError(
+            f"set {name} to a trace store, e.g. `reclaim traces import azure2017-lifetimes "
+            f"DIR -o STORE` then `export {name}=STORE`"
+        )
+    return store
+
+
 def uses_lifetimes(placement: str) -> bool:
     """Whether a placer spec has a lifetime-aware plugin."""
     parts = re.split(r"[>,+]", placement)
@@ -296,7 +338,7 @@ def pool_capacity(pool: Pool, vms: VmTable, until: float) -> np.ndarray:
     if pool.host == "store":
         from reclaim.lifetime.vms import load_hosts
 
-        _, nodes = load_hosts(pool.store)
+        _, nodes = load_hosts(resolve_store(pool.store))
         # A fixed shuffle keeps the node mix of the real cluster in every prefix.
         order = np.random.default_rng(0).permutation(len(nodes))
         total = np.cumsum(nodes[order], axis=0)
@@ -335,7 +377,13 @@ def execute(run: LavaRun) -> RunResult:
     from reclaim.lifetime.vms import load_vms
 
     started = time.perf_counter()
-    vms = load_vms(run.pool.store, family=run.pool.family)
+    # the seed also draws binned lifetimes within their bins (Azure 2017; no effect elsewhere)
+    vms = load_vms(
+        resolve_store(run.pool.store),
+        family=run.pool.family,
+        lifetime_seed=run.seed,
+        history_days=run.pool.history_days,
+    )
     start, end = vms.window
     if run.days > 0:
         end = min(end, start + run.days * 86400.0)
@@ -368,6 +416,8 @@ def execute(run: LavaRun) -> RunResult:
     summary = result.summary() | {
         "hosts": float(len(capacity)),
         "measured_days": (end - cut) / 86400,
+        # VMs of the initial state whose lifetimes are imputed, not observed (0: none)
+        "imputed_vms": float(0 if vms.imputed is None else vms.imputed.sum()),
     }
     if defrag is not None and predictor is not None:
         summary |= fixed_list_migrations(vms, result.drained, predictor, defrag)

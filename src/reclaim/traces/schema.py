@@ -45,6 +45,10 @@ OPTIONAL_WORKLOADS: dict[str, pl.DataType] = {
     "gpu_request": pl.Float64(),  # GPUs; fractions for GPU-sharing pods
     "disk_request": pl.Float64(),  # GiB
     "mem_assigned": pl.Float64(),  # memory the scheduler set aside (Google 2019), largest over life
+    # binned lifetimes (Azure 2017): the interval [min, max) s the lifetime lies in; for a VM
+    # still running at the window end, the interval of the time it had run by then
+    "lifetime_min": pl.Float64(),
+    "lifetime_max": pl.Float64(),
 }
 
 #: Usage table: one sample per (id, time) at the trace's own period.

@@ -14,6 +14,7 @@ from reclaim.traces.readers import (  # noqa: F401  (importing registers them)
     alibaba2018,
     alibaba_gpu2023,
     alibaba_gpu2025,
+    azure2017_lifetimes,
     azure2019,
     bitbrains,
     google2011_derived,
