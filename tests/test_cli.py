@@ -42,6 +42,8 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
             "--history: expected whole numbers of at least 1",
         ),
         (["forecast", "eval", "--store", "/nonexistent/store"], "not a trace store"),
+        (["simulate", "--apps", "1000000000"], "applications (about 9.46e+11 components"),
+        (["simulate", "--apps", "5", "--hosts", "1000000000x32c128g"], "GiB available"),
     ],
 )
 def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):

@@ -47,6 +47,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError, TraceError
+from reclaim.machine import require_memory
 from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import META_FILE, WORKLOADS_FILE
 from reclaim.traces.store import load_store
@@ -178,6 +179,7 @@ def build_workload(
     calibrated to the usage ratios of ``pairing_store``'s tasks if one is given."""
     _check_spec(spec)
     jobs = load_jobs(Path(jobs_store), spec.normalised_mem_gib)
+    _check_memory(spec, jobs)
     shapes, sources = load_shapes([Path(s) for s in shape_stores], spec.period)
     # spawn(5)'s first four streams are spawn(4)'s: adding pairing changed no earlier draw
     job_rng, arrival_rng, role_rng, shape_rng, pairing_rng = (
@@ -278,6 +280,24 @@ def _check_spec(spec: WorkloadSpec) -> None:
         raise ReclaimError("max_components_per_app must be at least 1")
     if spec.normalised_mem_gib <= 0 or spec.period <= 0:
         raise ReclaimError("normalised_mem_gib and period must be positive")
+
+
+#: Memory a component holds from the build to the end of a simulation: the paper-scale run's
+#: 1.42e8 components peak at 6.46 GiB (benchmarks/bench_simulate.py), 49 B each, rounded up.
+BYTES_PER_COMPONENT = 56
+
+
+def _check_memory(spec: WorkloadSpec, jobs: JobTable) -> None:
+    """Refuse a workload whose expected number of components cannot fit this machine."""
+    per_job = np.add.reduceat(jobs.instances.astype(np.float64), jobs.task_indptr[:-1])
+    if spec.max_components_per_app is not None:
+        per_job = np.minimum(per_job, spec.max_components_per_app)
+    expected = spec.n_apps * float(per_job.mean())
+    require_memory(
+        expected * BYTES_PER_COMPONENT,
+        f"{spec.n_apps:,} applications (about {expected:,.3g} components of the jobs store's "
+        f"mean {per_job.mean():,.0f} per job, at {BYTES_PER_COMPONENT} B each)",
+    )
 
 
 #: Checks a job must pass, in the order its exclusion reason is picked; each is true per good task.
