@@ -36,6 +36,10 @@ from reclaim.forecast.series import store_series
 from reclaim.state.grouped import GroupedArray
 from reclaim.traces import load_store, sample_path
 
+STORES = ("google2011-derived", "bitbrains")
+#: (symbols statistic, correction extremes): the first is the predictor's default.
+CONFIGS = (("level", "slots"), ("level", "windows"), ("range", "slots"), ("range", "windows"))
+
 
 def load(name: str, resource: str, slots: int | None) -> tuple[list[np.ndarray], np.ndarray]:
     """Series (most recent ``slots`` of each) and requests of one shipped store."""
@@ -76,15 +80,15 @@ def evaluate(name: str, series, request, origins: int, args) -> None:
     )
     rows = []
     pred_time, pred_series = 0.0, 0
-    for statistic in ("level", "range"):
-        model.set_params(statistic=statistic)
+    for statistic, extremes in CONFIGS:
+        model.set_params(statistic=statistic, hmm_extremes=extremes)
         out = {k: [] for k in ("dnn", "hmm", "low", "unlock", "am", "as", "sym")}
         for k in range(origins, 0, -1):
             hist = [s[: len(s) - k * big_l] for s in series]
             fut = np.stack([s[len(s) - k * big_l : len(s) - (k - 1) * big_l] for s in series])
             t0 = time.perf_counter()
             p = model.predict(GroupedArray.from_series(hist), request)
-            if statistic == "level":
+            if (statistic, extremes) == CONFIGS[0]:
                 pred_time += time.perf_counter() - t0
                 pred_series += len(hist)
             r = request
@@ -98,10 +102,11 @@ def evaluate(name: str, series, request, origins: int, args) -> None:
         o = {k: np.concatenate(v) for k, v in out.items()}
         eps = model.epsilon
         variants = [("DNN", o["dnn"]), ("DNN+HMM", o["hmm"]), ("DNN+HMM+CI", o["low"])]
-        if statistic == "range":
+        if (statistic, extremes) != CONFIGS[0]:
             variants = variants[1:]
         for label, pred in variants:
-            row = {"symbols": statistic, "variant": label} | metrics(pred, o["am"], o["as"], eps)
+            row = {"symbols": statistic, "extremes": extremes, "variant": label}
+            row |= metrics(pred, o["am"], o["as"], eps)
             if label == "DNN+HMM+CI":
                 u = o["unlock"]
                 row["unlock"] = float(u.mean())
@@ -110,20 +115,39 @@ def evaluate(name: str, series, request, origins: int, args) -> None:
             rows.append(row)
         sym = o["sym"]
         print(
-            f"symbols={statistic}: predicted peak {np.mean(sym == PEAK):.2f}, "
+            f"symbols={statistic}, extremes={extremes}: predicted peak {np.mean(sym == PEAK):.2f}, "
             f"center {np.mean(sym == CENTER):.2f}, valley {np.mean(sym == VALLEY):.2f}"
         )
     with pl.Config(tbl_rows=20, tbl_cols=12, float_precision=4, tbl_hide_dataframe_shape=True):
         print(pl.DataFrame(rows))
     print(
-        f"predict: {pred_series / pred_time:.0f} series/s (DNN + HMM + sigma, one origin each); "
-        f"fit: {len(series) / fit_s:.0f} series/s"
+        f"predict: {pred_series / pred_time:.0f} series/s (DNN + HMM + sigma, one origin each, "
+        f"{len(series)} per call, first call included); fit: {len(series) / fit_s:.0f} series/s"
     )
-    model.set_params(statistic="level", hmm=False)
-    hist = GroupedArray.from_series([s[: len(s) - big_l] for s in series])
+    throughput(model, series, request, args.batch)
+
+
+def throughput(model: UnusedPredictor, series, request, batch: int) -> None:
+    """Warm series/s of ``predict`` on ``batch`` histories (the store's, repeated), with and
+    without the HMM: best of three calls after one warm-up (numba compiled, caches hot)."""
+    big_l = model.horizon
+    reps = -(-batch // len(series))
+    hist = [s[: len(s) - big_l] for s in series] * reps
+    req = np.tile(request, reps)
+    hist, req = GroupedArray.from_series(hist[:batch]), req[:batch]
+    for hmm in (True, False):
+        model.set_params(statistic="level", hmm=hmm, hmm_extremes=CONFIGS[0][1])
+        model.predict(hist, req)  # warm-up
+        best = min(_timed(model, hist, req) for _ in range(3))
+        label = "with HMM" if hmm else "without HMM"
+        print(f"predict {label}, batch {batch}: {batch / best:.0f} series/s (warm, best of 3)")
+    model.set_params(hmm=True)
+
+
+def _timed(model, hist, req) -> float:
     t0 = time.perf_counter()
-    model.predict(hist, request)
-    print(f"predict without HMM: {len(series) / (time.perf_counter() - t0):.0f} series/s")
+    model.predict(hist, req)
+    return time.perf_counter() - t0
 
 
 def main() -> None:
@@ -132,10 +156,39 @@ def main() -> None:
     ap.add_argument("--bitbrains-slots", type=int, default=4032)
     ap.add_argument("--resource", default="cpu")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=5000, help="histories per throughput call")
+    ap.add_argument("--stores", nargs="+", default=["google2019-slots", *STORES])
     args = ap.parse_args()
-    for name, slots in (("google2011-derived", None), ("bitbrains", args.bitbrains_slots)):
-        series, request = load(name, args.resource, slots)
+    for name in args.stores:
+        if name == "google2019-slots":
+            series, request = google2019_slots(args.resource, args.seed)
+        else:
+            slots = args.bitbrains_slots if name == "bitbrains" else None
+            series, request = load(name, args.resource, slots)
         evaluate(f"{name} {args.resource}", series, request, args.origins, args)
+
+
+def google2019_slots(resource: str, seed: int, windows: int = 48, chunks: int = 8):
+    """Google 2019 tasks as 10-second slots drawn from each window's 1-second percentiles
+    (:mod:`reclaim.corp.fluctuation`): each of the 34 tasks cut into ``chunks`` series of
+    ``windows`` 5-minute windows (4 h, 1,440 slots) from its last ``chunks x windows`` windows;
+    fractions of the task's limit (request = 1)."""
+    from reclaim.corp.fluctuation import PercentileSlots, load_windows
+    from reclaim.traces import sample_path
+
+    table = load_windows(sample_path("google2019-usage"))
+    slots = PercentileSlots(table, np.random.default_rng(seed))
+    r = 0 if resource == "cpu" else 1
+    series = []
+    for i in range(len(table.ids)):
+        lo, hi = table.mean.indptr[i], table.mean.indptr[i + 1]
+        for c in range(chunks):
+            end = hi - c * windows
+            if end - windows < lo:
+                break
+            rows = np.arange(end - windows, end)
+            series.append(slots.draw(rows, 30)[:, :, r].reshape(-1))
+    return series, np.ones(len(series))
 
 
 if __name__ == "__main__":

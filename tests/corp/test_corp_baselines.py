@@ -249,9 +249,14 @@ def test_assign_shares_mix_and_seed():
 def test_dra_lends_request_minus_recent_mean():
     x = np.concatenate([np.full(20, 90.0), np.arange(12.0)])  # last 12: 0..11, mean 5.5
     hist = batch(x, [4.0, 6.0])
-    dra = Dra()
+    dra = Dra(mode="lend")
     np.testing.assert_allclose(dra.demand(hist), [5.5, 5.0])
     np.testing.assert_allclose(dra.lendable(hist, np.array([50.0, 3.0]), 6), [44.5, 0.0])
+    # as published, DRA lends nothing: the simulator redistributes VM capacity instead
+    assert Dra().redistributes and not dra.redistributes
+    np.testing.assert_allclose(Dra().lendable(hist, np.array([50.0, 3.0]), 6), [0.0, 0.0])
+    with pytest.raises(ReclaimError, match="mode"):
+        Dra(mode="x").lendable(hist, np.array([50.0, 3.0]), 6)
 
 
 # ---- a short run on the shipped samples

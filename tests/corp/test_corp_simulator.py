@@ -268,3 +268,34 @@ def test_random_fit_baseline_placement_follows_the_seed(small):
 def test_vm_shapes_match_the_paper_scale():
     cap, _, _ = split_pms(400, 50)
     assert cap.shape == (400, 2) and np.allclose(cap, [2.0, 8.0])
+
+
+def test_dra_as_published_lends_nothing_and_squeezes_a_vm_to_its_estimated_demand():
+    # job A alone: (1, 1) asked, 0.2 used for 6 slots, then 0.6 core for 4 slots
+    sc = two_vms(share_job_b_submit=1e6)  # B arrives long after A ended
+    res = simulate(sc, "dra", window=6, max_slots=20)
+    assert not res.borrower.any()
+    # slots 0-5: A's VM holds its request (no history yet); at slot 6 DRA re-splits the
+    # purchased 2 cores by demand: A's VM gets A's mean demand, 0.2, and A (wanting 0.6) runs at
+    # 1/3 for slots 6-11 (progress 8); at slot 12 the estimate over 12 slots is 0.4: rate 2/3,
+    # A ends after slot 14 -> response 15 > 12, an SLO violation no method with reservations has
+    assert res.finish[0] == 15 and res.response[0] == 15.0
+    assert res.slowed[0] == 9
+    tl = res.timeline.filter(res.timeline["slot"] < 15)
+    np.testing.assert_allclose(tl["held_cpu"].to_numpy(), [1.0] * 6 + [0.2] * 6 + [0.4] * 3)
+    np.testing.assert_allclose(tl["used_cpu"].to_numpy(), [0.2] * 12 + [0.4] * 3)
+    s = res.summary()
+    assert s["util_cpu"] == pytest.approx(3.6 / 8.4)
+    assert s["latency_job_p50_ms"] >= 0.0 and "latency_job_p95_ms" in WALL_TIME_KEYS
+    # the earlier reading (lend request - mean usage to new jobs) is kept as mode="lend"
+    lend = simulate(sc, "dra", {"mode": "lend"}, window=6, max_slots=20)
+    assert lend.finish[0] == 10
+
+
+def test_dra_places_new_jobs_only_on_unallocated_capacity():
+    # one VM per PM of (1, 1): A's VM keeps its entitlement (1 core) until the refresh at slot
+    # 6, so B (0.8, arriving at slot 1) finds 1 unallocated core on the other VM only
+    sc = two_vms(share_job_b_submit=10.0)
+    res = simulate(sc, "dra", window=6, seed=0)
+    assert res.host[0] != res.host[1] and res.start[1] == 1
+    assert not res.borrower.any()

@@ -442,20 +442,34 @@ def assign_shares(n_vms: int, seed: int) -> NDArray[np.float64]:
 
 @register("provisioner", "dra")
 class Dra(_Baseline):
-    """DRA as CORP ran it: demand = mean usage over the last ``window`` slots; lend the rest.
+    """DRA as CORP ran it: demand = mean usage over the last ``window`` slots.
 
     DRA's run-time software "periodically estimates" each VM's demand; the CORP paper stresses that
     it has neither fluctuation handling nor a confidence bound, so the estimate is the plain mean
-    of the last ``window`` slots (12, CORP's input window Delta) and lendable =
-    ``request - demand``, clipped to [0, request]. An empty history lends 0; any other is used.
-    How the purchased capacity is then split among VMs by shares is :func:`redistribute` (the
-    simulator's part, with :func:`assign_shares`).
+    of the last ``window`` slots (12, CORP's input window Delta).
+
+    ``mode="published"`` (default): DRA lends nothing (:meth:`lendable` is 0; the paper: it "does
+    not utilize the allocated but unused resource and reallocate it to other jobs"). The simulator
+    instead splits the purchased capacity (every VM's) among the VMs every window by
+    :func:`redistribute` over the static 4:2:1 shares of :func:`assign_shares` and each VM's
+    demand (the sum of its jobs' :meth:`demand`), and places new jobs on what is left unallocated
+    at a random VM (``redistributes`` tells it to; see :mod:`reclaim.corp.simulator`).
+    ``mode="lend"``: the earlier reading, kept for comparison: lendable = ``request - demand``,
+    clipped to [0, request], lent to new jobs like the other methods' offers.
     """
 
     name = "dra"
 
-    def __init__(self, window: int = 12) -> None:
+    def __init__(self, window: int = 12, mode: str = "published") -> None:
         self.window = window
+        self.mode = mode
+
+    @property
+    def redistributes(self) -> bool:
+        """True when the simulator must run DRA's VM-level redistribution (``mode="published"``)."""
+        if self.mode not in ("published", "lend"):
+            raise ReclaimError(f"dra: mode must be 'published' or 'lend', got {self.mode!r}")
+        return self.mode == "published"
 
     def demand(self, history: GroupedArray) -> NDArray[np.float64]:
         """(S,) mean usage over each job's last ``window`` slots (0 for an empty history)."""
@@ -471,8 +485,11 @@ class Dra(_Baseline):
     def lendable(
         self, history: GroupedArray, request: ArrayLike, horizon: int
     ) -> NDArray[np.float64]:
-        """(S,) ``request - mean recent usage``, clipped to [0, request]; 0 for empty histories."""
+        """(S,) ``request - mean recent usage``, clipped to [0, request]; 0 for empty histories
+        and always 0 in ``mode="published"`` (DRA lends nothing)."""
         _, req = _check(history, request, self.name)
         _check_horizon(horizon)
+        if self.redistributes:
+            return np.zeros(len(history))
         out = np.clip(req - self.demand(history), 0.0, req)
         return np.where(history.lengths > 0, out, 0.0)

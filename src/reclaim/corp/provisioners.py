@@ -40,7 +40,9 @@ class CorpProvisioner:
         max_train_windows: int = 20_000,
         max_iter: int = 300,
         seed: int = 0,
+        hmm_extremes: str = "slots",
     ) -> None:
+        self.hmm_extremes = hmm_extremes
         self.window = window
         self.horizon = horizon
         self.hidden_layer_sizes = hidden_layer_sizes

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from reclaim.report.experiment_data import ResultStore, read_store  # noqa: E402
+from reclaim.report.experiment_data import ResultStore, read_store, t_half_width  # noqa: E402
 from reclaim.report.experiment_tables import Rows  # noqa: E402
 from reclaim.report.html import Section  # noqa: E402
 
@@ -51,13 +51,38 @@ def load(root: Path) -> ResultStore:
     return ResultStore(root, name, scale, str(meta.get("description", "")), runs, pending)
 
 
+#: Metrics that get a 95 % Student-t half-width over seeds, ``<metric>_ci`` in :func:`cells`.
+CI_METRICS = (
+    "util",
+    "util_cpu",
+    "util_mem",
+    "slo_violation_rate",
+    "availability_violation_rate",
+    "overlend_rate",
+    "prediction_error_rate",
+    "latency_s",
+)
+
+
 def cells(runs: pl.DataFrame) -> pl.DataFrame:
-    """Mean over seeds per (label, number of jobs), in run order."""
+    """Mean over seeds per (label, number of jobs), in run order, with ``<metric>_ci`` the half
+    width of the 95 % Student-t interval of the mean over seeds (NaN below two seeds)."""
     key = ["label", "provisioner", "params", "n_jobs"]
     metrics = [c for c, t in runs.schema.items() if t.is_float() and c not in key]
-    return runs.group_by(key, maintain_order=True).agg(
-        pl.len().alias("runs"), *[pl.col(m).mean() for m in metrics]
+    spread = [m for m in CI_METRICS if m in metrics]
+    table = runs.group_by(key, maintain_order=True).agg(
+        pl.len().alias("runs"),
+        *[pl.col(m).mean() for m in metrics],
+        *[pl.col(m).std().alias(f"{m}_std") for m in spread],
+        *[pl.col(m).is_not_nan().sum().alias(f"{m}_n") for m in spread],
     )
+    return table.with_columns(
+        pl.Series(
+            f"{m}_ci",
+            t_half_width(table[f"{m}_std"].fill_null(float("nan")).to_numpy(), table[f"{m}_n"]),
+        )
+        for m in spread
+    ).drop([f"{m}_{x}" for m in spread for x in ("std", "n")])
 
 
 def defaults(table: pl.DataFrame) -> pl.DataFrame:
@@ -65,20 +90,67 @@ def defaults(table: pl.DataFrame) -> pl.DataFrame:
     return table.filter(pl.col("params") == "{}")
 
 
+def _with_ci(c: dict, m: str, f: str) -> str:
+    if c[m] is None or c[m] != c[m]:
+        return "-"
+    ci = c.get(f"{m}_ci")
+    if ci is None or ci != ci:
+        return f.format(c[m])
+    return f"{f.format(c[m])} ± {f.format(ci).removesuffix(' s')}"
+
+
 def cell_table(table: pl.DataFrame) -> Rows:
     present = [(h, m, f) for h, m, f in _COLUMNS if m in table.columns]
     header = ["method", "jobs", "runs"] + [h for h, _, _ in present]
     rows = [
-        [c["label"], str(c["n_jobs"]), str(c["runs"])]
-        + ["-" if c[m] is None or c[m] != c[m] else f.format(c[m]) for _, m, f in present]
+        [c["label"], str(c["n_jobs"]), str(c["runs"])] + [_with_ci(c, m, f) for _, m, f in present]
         for c in table.iter_rows(named=True)
     ]
     return header, rows
 
 
+#: Why our ordering can differ from the paper's, per metric (one line each; docs/corp.md has the
+#: numbers). Mechanisms of the model, not of one run.
+WHY = {
+    "prediction_error_rate": "the rate counts only errors in [0, eps): DRA's plain mean errs low "
+    "about half the time, the lower bounds of the others err high by more than eps under "
+    "10-second fluctuation (CPU error deviation ~0.25 of the request)",
+    "util_cpu": "DRA as published gives each VM its jobs' estimated mean usage, not their "
+    "requests, so what it holds is close to what is used; CORP at P_th = 0.95 unlocks nothing "
+    "(eq. 21 probability <= 0.14 here) and holds full reservations",
+    "util_mem": "as for CPU",
+    "util": "as for CPU",
+    "slo_violation_rate": "queueing dominates: a method that lends little queues more jobs; "
+    "DRA squeezes jobs whose usage rises above the VM's estimated demand",
+    "overlend_rate": "",
+}
+
+
+def _value_ci(method: str, value: float, ci: float | None) -> str:
+    return f"{method} {value:.3f}" + ("" if ci is None or ci != ci else f" ± {ci:.3f}")
+
+
+def _ordered_ci(values: dict, cis: dict, ours: list[str]) -> str:
+    """Yes when each adjacent pair of our order is apart by more than both 95 % intervals."""
+    if any(cis.get(m) is None or cis[m] != cis[m] for m in ours):
+        return "n/a"
+    apart = all(
+        abs(values[a] - values[b]) > cis[a] + cis[b] for a, b in zip(ours, ours[1:], strict=False)
+    )
+    return "yes" if apart else "no"
+
+
 def ordering_rows(table: pl.DataFrame) -> Rows:
     """Per metric at the largest number of jobs: the paper's order of the methods beside ours."""
-    header = ["paper", "paper's order", "ours", "agrees", "our values"]
+    header = [
+        "paper",
+        "paper's order",
+        "ours",
+        "agrees",
+        "gaps > 95 % CI",
+        "our values (± 95 % CI)",
+        "why ours differs",
+    ]
     base = defaults(table)
     rows = []
     if base.is_empty():
@@ -88,19 +160,23 @@ def ordering_rows(table: pl.DataFrame) -> Rows:
         if metric not in top.columns:
             continue
         values = {c["provisioner"]: c[metric] for c in top.iter_rows(named=True)}
+        cis = {c["provisioner"]: c.get(f"{metric}_ci") for c in top.iter_rows(named=True)}
         methods = [m for m in PAPER_ORDER if values.get(m) is not None and values[m] == values[m]]
         ours = sorted(methods, key=lambda m: -values[m] if higher else values[m])
         sign = " > " if higher else " < "
         text = ours[0] if ours else ""
         for before, after in zip(ours, ours[1:], strict=False):
             text += (" = " if abs(values[before] - values[after]) < 1e-9 else sign) + after
+        agrees = text == sign.join(methods)
         rows.append(
             [
                 where,
                 sign.join(methods),
                 text,
-                "yes" if text == sign.join(methods) else "no",
-                ", ".join(f"{m} {values[m]:.3f}" for m in ours),
+                "yes" if agrees else "no",
+                _ordered_ci(values, cis, ours),
+                ", ".join(_value_ci(m, values[m], cis.get(m)) for m in ours),
+                "" if agrees else WHY.get(metric, ""),
             ]
         )
     return header, rows
@@ -130,10 +206,14 @@ def _method_lines(data: pl.DataFrame, panels, title: str, path: Path, percent: b
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False)
     for ax, (x, y, xlabel, ylabel) in zip(axes[0], panels, strict=True):
         for (method,), part in data.sort(x).group_by("provisioner", maintain_order=True):
-            ax.plot(
+            yerr, xerr = _error_bars(part, y, scale), _error_bars(part, x, scale)
+            ax.errorbar(  # 95 % Student-t intervals over seeds, cut at 0
                 scale * part[x],
                 scale * part[y],
+                yerr=yerr,
+                xerr=xerr,
                 marker="o",
+                capsize=3,
                 label=method,
                 color=_METHOD_COLOURS.get(method),
             )
@@ -145,6 +225,16 @@ def _method_lines(data: pl.DataFrame, panels, title: str, path: Path, percent: b
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _error_bars(part: pl.DataFrame, column: str, scale: float):
+    """(2, n) lower and upper bar lengths of ``column``'s 95 % interval, the lower one cut so that
+    no bar goes below 0 (every metric drawn is a rate, a share or a time); None without one."""
+    if f"{column}_ci" not in part.columns:
+        return None
+    half = scale * part[f"{column}_ci"].fill_null(0.0).fill_nan(0.0).to_numpy()
+    value = scale * part[column].to_numpy()
+    return [half.clip(max=value.clip(min=0.0)), half]
 
 
 def plot_util_vs_slo(table: pl.DataFrame, path: Path) -> Path | None:
@@ -170,6 +260,7 @@ def plot_slo_vs_confidence(table: pl.DataFrame, path: Path) -> Path | None:
             "provisioner": [c["provisioner"] for c in swept],
             "confidence": [json.loads(c["params"])["confidence"] for c in swept],
             **{m: [c[m] for c in swept] for m, _ in measures},
+            **{f"{m}_ci": [c.get(f"{m}_ci") for c in swept] for m, _ in measures},
         }
     )
     panels = [("confidence", m, "confidence level (%)", label) for m, label in measures]
