@@ -53,6 +53,13 @@ app.add_typer(agent_app, name="agent")
 console = Console(stderr=True)
 
 
+def _report_console() -> Console:
+    """The terminal as it is (report tables stack their rows where columns do not fit); 160
+    columns for pipes and files, where nothing wraps."""
+    terminal = Console()
+    return terminal if terminal.is_terminal else Console(width=160)
+
+
 def _output_dir(value: Path | None) -> Path | None:
     """An -o/--output names a directory: a file there is refused before any work starts."""
     if value is not None and value.exists() and not value.is_dir():
@@ -346,7 +353,7 @@ def _headline(output: Path) -> None:
     console.print(f"[bold]{spec.description}[/]", highlight=False)
     outcome = run_experiment(spec, "demo", output, console=console)
     done = write_report(outcome.out, outcome.out / "report")
-    out = Console(width=max(Console().width, 160))
+    out = _report_console()
     for item in console_output(done):
         out.print(item)
     out.print(f"results: {outcome.out}/runs.parquet; report: {done.html}")
@@ -371,7 +378,7 @@ def report(
     from reclaim.report.experiment_report import console_output, write_report
 
     done = write_report(results, output or results / "report")
-    out = Console(width=max(Console().width, 160))  # eleven columns; pipes get 80
+    out = _report_console()
     for item in console_output(done):
         out.print(item)
     out.print(f"report: {done.html}")

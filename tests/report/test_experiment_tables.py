@@ -7,6 +7,7 @@ from rich.console import Console
 
 from reclaim.report.experiment_data import Interval
 from reclaim.report.experiment_tables import (
+    FittedTable,
     cell_rows,
     cluster_rows,
     failure_rows,
@@ -69,6 +70,24 @@ def test_main_and_failure_tables_fit_a_160_column_console():
         # every number and interval on one line of its own: nothing wrapped inside a value
         assert all(line in text for value in body[0] for line in value.split("\n"))
         assert max(len(line) for line in text.splitlines()) <= 160
+
+
+def test_an_80_column_terminal_gets_each_row_as_a_block_with_nothing_folded():
+    metrics = {"turnaround_ratio": 10.61, "slack_mem": 0.207, "failure_rate": 0.067}
+    row = BASE | {"label": "pessimistic/gp-exp", "k1": 0.05, "k2": 3.0, "runs": 5, "seeds": 5}
+    for m, v in metrics.items():
+        row |= {m: v, f"{m}_lo": v * 0.9, f"{m}_hi": v * 1.1}
+    header, body = cell_rows(pl.DataFrame([row]))
+    for width, stacked in ((80, True), (200, False)):
+        console = Console(width=width, record=True)
+        console.print(FittedTable("t", (header, body)))
+        text = console.export_text()
+        assert max(len(line) for line in text.splitlines()) <= width
+        assert all(line in text for value in body[0] for line in value.split("\n"))
+        assert ("ratio over baseline" in text.replace("\n", " ")) and (
+            any(line.strip().startswith("ratio over baseline") for line in text.splitlines())
+            == stacked
+        )
 
 
 def test_failure_table_shows_component_hours_only_for_an_older_store():

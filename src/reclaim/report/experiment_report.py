@@ -22,6 +22,7 @@ from reclaim.report.experiment_data import (
     load_results,
 )
 from reclaim.report.experiment_tables import (
+    FittedTable,
     Rows,
     cell_rows,
     cluster_rows,
@@ -29,7 +30,6 @@ from reclaim.report.experiment_tables import (
     failure_rows,
     fmt_interval,
     paper_rows,
-    rich_table,
 )
 from reclaim.report.html import Section, page
 from reclaim.report.paper import SOURCE, Context, compare, context
@@ -165,9 +165,9 @@ def console_output(report: Report) -> list[RenderableType]:
     items: list[RenderableType] = [Text(note) for note in report.notes]
     for s in report.sections:
         items += [Text(note, style="dim") for note in s.notes]
-        items.append(rich_table(s.heading, s.table))
-        items += [rich_table(title, rows) for title, rows in s.tables]
-    items.append(rich_table(f"paper vs ours ({report.source})", report.paper))
+        items.append(FittedTable(s.heading, s.table))
+        items += [FittedTable(title, rows) for title, rows in s.tables]
+    items.append(FittedTable(f"paper vs ours ({report.source})", report.paper))
     if report.context is not None:
-        items.append(rich_table("what explains the gaps, per experiment", report.context))
+        items.append(FittedTable("what explains the gaps, per experiment", report.context))
     return items

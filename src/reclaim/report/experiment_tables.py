@@ -8,7 +8,11 @@ from __future__ import annotations
 import math
 
 import polars as pl
+from rich import box
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from reclaim.report.experiment_data import RATES, SLACKS, Interval, cell_interval, cell_name
 from reclaim.report.paper import Comparison, Context, Headline
@@ -232,6 +236,36 @@ def context_rows(contexts: list[Context]) -> Rows:
         for c in contexts
     ]
     return header, rows
+
+
+class FittedTable:
+    """:func:`rich_table` where it fits the console's width without wrapping; elsewhere (an
+    80-column terminal) one block per row, a line per column, so that no number is folded."""
+
+    def __init__(self, title: str, rows: Rows) -> None:
+        self.title, self.rows = title, rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = rich_table(self.title, self.rows)
+        natural = Measurement.get(console, options.update_width(1 << 16), wide).maximum
+        if natural <= options.max_width:
+            yield wide
+        else:
+            yield stacked_table(self.title, self.rows)
+
+
+def stacked_table(title: str, rows: Rows) -> Table:
+    """Each row as a block: its first cell as a heading, then ``column  value`` lines."""
+    header, body = rows
+    table = Table(title=title, title_justify="left", show_header=False, box=box.SIMPLE)
+    table.add_column("column", style="dim", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for row in body:
+        table.add_row(Text(row[0], style="bold"), "")
+        for name, value in zip(header[1:], row[1:], strict=True):
+            table.add_row(Text(f"  {name}"), Text(value))
+        table.add_section()
+    return table
 
 
 def rich_table(title: str, rows: Rows) -> Table:
