@@ -12,7 +12,9 @@ from reclaim.traces.validate import (
     UniqueIds,
     cast_columns,
     non_negative,
+    nonempty,
     require,
+    within,
 )
 
 
@@ -89,3 +91,34 @@ def test_errors_name_the_file_of_the_row_when_a_batch_joins_files():
     df = batch(cpu=[1.0, -2.0]).with_columns(_file=pl.Series(["vm_1_1", "vm_1_2"]))
     with pytest.raises(TraceError, match=r"^vm_1_2, line 3: negative cpu"):
         non_negative(df, "unused", ["cpu"])
+
+
+def test_within_reports_the_earliest_non_finite_negative_or_absurd_value():
+    bounds = {"cpu": (64.0, "a big machine"), "n": (10.0, "ten")}
+    df = batch(cpu=[1.0, float("nan"), 1e300, float("inf")], n=[1, 2, 3, -4])
+    with pytest.raises(
+        TraceError, match=r"^f, line 4: cpu is 1e\+300, above 64 \(a big machine\)$"
+    ):
+        within(df, "f", bounds)  # NaN is left to require
+    with pytest.raises(TraceError, match=r"^f, line 5: cpu is not finite: inf$"):
+        within(df.slice(3), "f", bounds)
+    with pytest.raises(TraceError, match=r"^f, line 5: negative n: -4$"):
+        within(df.slice(3), "f", {"n": bounds["n"]})
+    within(df.head(2), "f", bounds)
+
+
+def test_within_takes_a_negative_lower_bound_for_signed_columns():
+    df = batch(t=[-5.0, -1e12])
+    within(df.head(1), "f", {"t": (1e11, "far")}, lower=-1e11)
+    with pytest.raises(TraceError, match=r"^f, line 3: t is -1e\+12, below -1e\+11$"):
+        within(df, "f", {"t": (1e11, "far")}, lower=-1e11)
+    within(df, "f", {"t": (1e11, "far")}, lower=None)
+    with pytest.raises(TraceError, match=r"^f, line 2: t is not finite: -inf$"):
+        within(batch(t=[float("-inf")]), "f", {"t": (1e11, "far")}, lower=None)
+
+
+def test_nonempty_passes_batches_through_and_refuses_a_file_without_rows():
+    df = batch(cpu=[1.0])
+    assert list(nonempty([df], "f", "the usage file")) == [df]
+    with pytest.raises(TraceError, match=r"^f: the usage file has no rows$"):
+        list(nonempty([], "f", "the usage file"))

@@ -80,3 +80,47 @@ OPTIONAL_HOSTS: dict[str, pl.DataType] = {
     "gpu": pl.Float64(),  # GPU count
     "model": pl.String(),  # GPU model; null for CPU-only machines
 }
+
+#: Physical maxima per canonical quantity, per workload and per host (a workload never exceeds
+#: the machine it runs on): {quantity: (maximum, what the maximum is, as error messages say it)}.
+#: A value above its bound is corrupt or in another unit, never a measurement, so readers refuse
+#: it, converted to their source units (MHz, KiB, MiB, milli-cores, percent...), as they refuse
+#: non-finite and negative values. The bounds are generous on purpose: a real trace must never
+#: be refused. "Largest real" is the largest value in the shared trace extracts and the shipped
+#: sample stores (bitbrains, alibaba 2017/2018, azure 2017/2019, google 2011/2019, alibaba GPU
+#: 2023/2025), checked when these bounds were set.
+PHYSICAL_MAX: dict[str, tuple[float, str]] = {
+    # cpu, cpu_request, hosts.cpu in cores. The largest single-system-image machines ever built
+    # (SGI UV 3000, HPE Superdome Flex) hold 4,096 cores. Largest real: 192 (an alibaba-gpu2025
+    # request), 128 (an alibaba-gpu2023 host), 96 (alibaba2018 hosts), 32 (a bitbrains VM).
+    "cores": (65_536.0, "16x the cores of the largest machine ever built"),
+    # A core's clock in MHz, to bound MHz columns (cores x MHz): no CPU runs a core at 10 GHz
+    # (the overclocking record is about 9 GHz). Largest real: 2,926 MHz per core (bitbrains).
+    "MHz per core": (10_000.0, "10 GHz per core"),
+    # mem, mem_request, hosts.mem in GiB: 1 PiB, 16x the 64 TiB of the largest single-system-
+    # image machine. Largest real: 1,024 GiB (an alibaba-gpu2023 host), 1,000 GiB (an
+    # alibaba-gpu2025 request), 511 GiB (a bitbrains VM), 112 GiB (azure2017).
+    "GiB": (float(1 << 20), "1 PiB, 16x the memory of the largest machine ever built"),
+    # gpu_request, hosts.gpu in GPUs: the largest GPU servers hold 16 and the largest NVLink
+    # domain 72 (GB200 NVL72). Largest real: 8 (alibaba-gpu2023 pods and hosts).
+    "GPUs": (1_024.0, "14x the GPUs of the largest NVLink domain"),
+    # disk_request in GiB: 16 PiB of local disk for one instance. Largest real: 996 GiB
+    # (alibaba-gpu2025).
+    "disk GiB": (float(1 << 24), "16 PiB of local disk"),
+    # time, submit_time, start_time, end_time, lifetimes in seconds: 1e11 s is the year 5138 as
+    # Unix time and 3,170 years from a trace start, yet below Unix time in milliseconds (1.7e12
+    # today), a unit mix-up. Largest real: 1.38e9 (bitbrains, Unix time), 1.29e7
+    # (alibaba-gpu2023, from the trace start).
+    "s": (1e11, "the year 5138 as Unix time, 3,170 years from a trace start"),
+    # "normalised" units: a fraction of the largest machine in the cluster (1.0 = all of it); no
+    # workload or host holds twice the largest machine. Largest real: 1.0 (alibaba2018 hosts'
+    # mem_size, 100 percent), 0.80 (google2019 cpu_max), 0.09 (alibaba2017 plan_mem).
+    "normalised": (2.0, "twice the largest machine"),
+    # utilisation in percent of the machine's or VM's own capacity: counters stop at 100, a
+    # little above with turbo or rounding. Largest real: 98 (alibaba2018 mem_util_percent),
+    # 97.2 (azure2019 avg_cpu), 154 (bitbrains CPU usage [MHZ] over its provisioned MHz).
+    "percent": (1_000.0, "ten times the whole machine"),
+    # instances: identical instances behind one row, more than the machines of any cluster
+    # could hold. Largest real: 64,486 (alibaba2017).
+    "instances": (1e7, "ten million instances of one task"),
+}

@@ -10,12 +10,14 @@ instead of ``path``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import polars as pl
 
 from reclaim.errors import TraceError
+from reclaim.traces.schema import PHYSICAL_MAX
 
 #: Filter reason for a sample whose time repeats the previous one of its series.
 REPEATED_TIME = "repeated time within a series (first sample kept)"
@@ -162,3 +164,59 @@ class UniqueIds:
             if wid in self._seen:
                 raise RowError(path, f"id {wid!r} appears a second time", df["_line"][i])
             self._seen.add(wid)
+
+
+def within(
+    df: pl.DataFrame,
+    path: str | Path,
+    bounds: Mapping[str, tuple[float, str]],
+    lower: float | None = 0.0,
+) -> None:
+    """:func:`finite`, :func:`non_negative` (or at least ``lower``, None for no lower bound)
+    and :func:`at_most` in one query: error at the first line that fails one of them.
+
+    ``bounds`` maps a column to its physical maximum in the column's own unit and what that
+    maximum is (see :func:`physical`); a negative ``lower`` is for signed columns such as times
+    before the window. Empty and NaN values are left to :func:`require` (or to a filter)."""
+    masks = {}
+    for c, (bound, _) in bounds.items():
+        # one mask per column (inf is above the bound); which check failed is told after
+        value = pl.col(c)
+        bad = (value > bound) | ((value < lower) if lower is not None else (value == -math.inf))
+        # NaN compares above every number in polars: leave it out
+        masks[c] = bad & ~value.is_nan() if df[c].dtype.is_float() else bad
+    if (hit := _first(df, masks)) is None:
+        return
+    c = hit[0]
+    value, (bound, meaning) = df[c][hit[1]], bounds[c]
+    if math.isinf(value):
+        problem = f"{c} is not finite: {value}"
+    elif lower == 0 and value < 0:
+        problem = f"negative {c}: {value}"
+    elif value < bound:
+        problem = f"{c} is {value:.6g}, below {lower:g}"
+    else:
+        problem = f"{c} is {value:.6g}, above {bound:g} ({meaning})"
+    _raise_at(df, path, hit, problem)
+
+
+def physical(quantity: str, scale: float = 1.0) -> tuple[float, str]:
+    """(bound, meaning) of ``quantity`` from ``schema.PHYSICAL_MAX`` for :func:`within`, in a
+    source unit ``scale`` times smaller than the canonical one (1024 for MiB of GiB)."""
+    bound, meaning = PHYSICAL_MAX[quantity]
+    if scale != 1.0:
+        meaning = f"{bound:g} {quantity}: {meaning}"
+    return bound * scale, meaning
+
+
+def nonempty(
+    batches: Iterable[pl.DataFrame], path: str | Path, what: str
+) -> Iterator[pl.DataFrame]:
+    """``batches`` of one file, passed through; TraceError if the file holds no data row (an
+    empty or header-only file of a format whose files all hold rows is a broken copy)."""
+    empty = True
+    for batch in batches:
+        empty = empty and batch.is_empty()
+        yield batch
+    if empty:
+        raise TraceError(path, f"{what} has no rows")

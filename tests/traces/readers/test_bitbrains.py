@@ -8,7 +8,7 @@ import pytest
 
 from reclaim.errors import TraceError
 from reclaim.traces import import_trace
-from reclaim.traces.readers.bitbrains import NO_CPU, NO_SAMPLES
+from reclaim.traces.readers.bitbrains import NO_CPU, NO_ROWS, NO_SAMPLES
 from reclaim.traces.validate import REPEATED_TIME
 
 
@@ -47,7 +47,7 @@ def test_repeated_times_and_vms_without_cpu_are_filtered_and_counted(fixtures, i
     assert vm20["time"].to_list() == [1373974837.0, 1373975137.0]
     assert vm20["cpu"][0] == pytest.approx(20.799994471999998 / 2599.999309)
     assert store.meta["filtered"] == {
-        "usage": {REPEATED_TIME: 4, NO_CPU: 3},
+        "usage": {REPEATED_TIME: 4, NO_CPU: 3, NO_ROWS: 0},
         "workloads": {NO_SAMPLES: 0},
     }
     assert store.meta["rows"] == {"workloads": 2, "usage": 9}

@@ -14,7 +14,7 @@ import polars as pl
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader, find
 from reclaim.traces.sources import CsvLayout, csv_batches
-from reclaim.traces.validate import UniqueIds, non_negative, require
+from reclaim.traces.validate import UniqueIds, physical, require, within
 from reclaim.traces.writer import StoreWriter
 
 LAYOUT = CsvLayout(
@@ -45,6 +45,14 @@ TYPES = {
     "status": pl.String(),
     "plan_cpu": pl.Float64(),  # hundredths of a core
     "plan_mem": pl.Float64(),  # fraction of the largest machine's memory
+}
+#: Physical bounds in the table's units (schema.PHYSICAL_MAX); times may be negative (tasks
+#: created before the window).
+TIME_BOUNDS = dict.fromkeys(("create_timestamp", "modify_timestamp"), physical("s"))
+BOUNDS = {
+    "instance_num": physical("instances"),
+    "plan_cpu": physical("cores", 100),  # hundredths of a core
+    "plan_mem": physical("normalised"),
 }
 #: States after which modify_timestamp is the end of the task.
 TERMINAL = ("Terminated", "Failed", "Cancelled")
@@ -90,7 +98,8 @@ class Alibaba2017(TraceReader):
         for path in files:
             for batch in csv_batches(path, LAYOUT, TYPES):
                 require(batch, path, required)
-                non_negative(batch, path, ["instance_num", "plan_cpu", "plan_mem"])
+                within(batch, path, TIME_BOUNDS, lower=-physical("s")[0])
+                within(batch, path, BOUNDS)
                 df = batch.with_columns(id=pl.format("j{}/t{}", "job_id", "task_id"))
                 ids.check(df, path)
                 df = out.filtered.drop(

@@ -15,7 +15,14 @@ from reclaim.errors import TraceError
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader, find
 from reclaim.traces.sources import CsvLayout, csv_batches
-from reclaim.traces.validate import SeriesOrder, non_negative, require
+from reclaim.traces.validate import (
+    RowError,
+    SeriesOrder,
+    nonempty,
+    physical,
+    require,
+    within,
+)
 from reclaim.traces.writer import StoreWriter
 
 META_LAYOUT = CsvLayout(
@@ -57,6 +64,18 @@ USAGE_TYPES = {
     "cpu_util_percent": pl.Float64(),
     "mem_util_percent": pl.Float64(),
 }
+#: Physical bounds in the tables' units (schema.PHYSICAL_MAX): mem_size is normalised in
+#: percent (100 = the largest machine), utilisation in percent of the machine.
+USAGE_BOUNDS = {
+    "time_stamp": physical("s"),
+    "cpu_util_percent": physical("percent"),
+    "mem_util_percent": physical("percent"),
+}
+META_BOUNDS = {
+    "time_stamp": physical("s"),
+    "cpu_num": physical("cores"),
+    "mem_size": physical("normalised", 100),
+}
 META_FILE = r"machine_meta.*\.csv(\.gz)?"
 USAGE_FILE = r"machine_usage.*\.csv(\.gz)?"
 
@@ -97,9 +116,10 @@ class Alibaba2018(TraceReader):
         for path in files:
             if path in meta:
                 continue
-            for batch in csv_batches(path, USAGE_LAYOUT, USAGE_TYPES):
+            batches = csv_batches(path, USAGE_LAYOUT, USAGE_TYPES)
+            for batch in nonempty(batches, path, "the machine_usage file"):
                 require(batch, path, USAGE_TYPES)
-                non_negative(batch, path, ["cpu_util_percent", "mem_util_percent"])
+                within(batch, path, USAGE_BOUNDS)
                 df = batch.rename({"machine_id": "id", "time_stamp": "time"})
                 df = order.check(df, path).join(
                     capacity, on="id", how="left", maintain_order="left"
@@ -136,12 +156,27 @@ class Alibaba2018(TraceReader):
         for path in paths:
             for batch in csv_batches(path, META_LAYOUT, META_TYPES):
                 require(batch, path, META_TYPES)
-                non_negative(batch, path, ["cpu_num", "mem_size"])
-                parts.append(batch)
+                within(batch, path, META_BOUNDS)
+                parts.append(batch.with_columns(_file=pl.lit(str(path))))
         if not parts:
             raise TraceError(paths[0], "machine_meta has no rows")
-        hosts = pl.concat(parts).select(
+        events = pl.concat(parts)
+        _one_event_per_time(events)
+        hosts = events.select(
             id="machine_id", time="time_stamp", cpu="cpu_num", mem="mem_size", status="status"
         )
         out.write("hosts", hosts.sort("id", "time", maintain_order=True))
         return hosts.group_by("id").agg(cpu_request=pl.max("cpu"), mem_request=pl.max("mem"))
+
+
+def _one_event_per_time(events: pl.DataFrame) -> None:
+    """A machine has one machine_meta event per time_stamp (the official file repeats none): a
+    second is a copy error, and would make two hosts rows for one machine at one time."""
+    again = ~pl.struct("machine_id", "time_stamp").is_first_distinct()
+    i = events.select(again.arg_true().first()).item()
+    if i is not None:
+        row = events.row(i, named=True)
+        problem = (
+            f"second event of machine {row['machine_id']!r} at time_stamp {row['time_stamp']:.10g}"
+        )
+        raise RowError(row["_file"], problem, row["_line"])

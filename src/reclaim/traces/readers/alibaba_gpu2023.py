@@ -18,7 +18,7 @@ from reclaim.errors import TraceError
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader, find
 from reclaim.traces.sources import CsvLayout, csv_batches
-from reclaim.traces.validate import RowError, UniqueIds, non_negative, require
+from reclaim.traces.validate import RowError, UniqueIds, nonempty, physical, require, within
 from reclaim.traces.writer import StoreWriter
 
 POD_LAYOUT = CsvLayout(
@@ -57,6 +57,17 @@ NODE_TYPES = {
     "gpu": pl.Float64(),
     "model": pl.String(),  # empty for CPU-only nodes
 }
+#: Physical bounds in the lists' units (schema.PHYSICAL_MAX): milli-cores, MiB, GPUs, and
+#: thousandths of one GPU for gpu_milli.
+MILLI_CORES, MIB = physical("cores", 1000), physical("GiB", 1024)
+POD_BOUNDS = {
+    "cpu_milli": MILLI_CORES,
+    "memory_mib": MIB,
+    "num_gpu": physical("GPUs"),
+    "gpu_milli": physical("GPUs", 1000),
+    **dict.fromkeys(("creation_time", "deletion_time", "scheduled_time"), physical("s")),
+}
+NODE_BOUNDS = {"cpu_milli": MILLI_CORES, "memory_mib": MIB, "gpu": physical("GPUs")}
 POD_FILE = r"openb_pod_list.*\.csv(\.gz)?"
 NODE_FILE = r"openb_node_list.*\.csv(\.gz)?"
 
@@ -146,8 +157,7 @@ class AlibabaGpu2023(TraceReader):
         for batch in csv_batches(path, POD_LAYOUT, POD_TYPES):
             require(batch, path, [c for c in POD_TYPES if c != "scheduled_time"])
             no_nan(batch, path, ["scheduled_time"])  # empty: never scheduled
-            numbers = [c for c, t in POD_TYPES.items() if t == pl.Float64()]
-            non_negative(batch, path, numbers)
+            within(batch, path, POD_BOUNDS)
             ends_before(
                 batch,
                 path,
@@ -188,9 +198,9 @@ class AlibabaGpu2023(TraceReader):
     @staticmethod
     def _read_nodes(path: Path, out: StoreWriter) -> None:
         ids = UniqueIds()
-        for batch in csv_batches(path, NODE_LAYOUT, NODE_TYPES):
+        for batch in nonempty(csv_batches(path, NODE_LAYOUT, NODE_TYPES), path, "the node list"):
             require(batch, path, ["sn", "cpu_milli", "memory_mib", "gpu"])
-            non_negative(batch, path, ["cpu_milli", "memory_mib", "gpu"])
+            within(batch, path, NODE_BOUNDS)
             df = batch.rename({"sn": "id"})
             ids.check(df, path)
             out.write(

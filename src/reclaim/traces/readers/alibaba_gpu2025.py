@@ -15,7 +15,7 @@ from reclaim.registry import register
 from reclaim.traces.readers.alibaba_gpu2023 import ends_before, no_nan
 from reclaim.traces.readers.base import TraceReader, find
 from reclaim.traces.sources import CsvLayout, csv_batches
-from reclaim.traces.validate import UniqueIds, non_negative, require
+from reclaim.traces.validate import UniqueIds, physical, require, within
 from reclaim.traces.writer import StoreWriter
 
 LAYOUT = CsvLayout(
@@ -54,6 +54,14 @@ TYPES = {
 }
 TIMES = ("creation_time", "scheduled_time", "deletion_time")
 REQUESTS = ("cpu_request", "gpu_request", "memory_request", "disk_request")
+#: Physical bounds (schema.PHYSICAL_MAX): the trace is already in vCPUs, GPUs and GiB.
+BOUNDS = {
+    "cpu_request": physical("cores"),
+    "gpu_request": physical("GPUs"),
+    "memory_request": physical("GiB"),
+    "disk_request": physical("disk GiB"),
+    **dict.fromkeys(TIMES, physical("s")),
+}
 
 
 @register("trace_format", "alibaba-gpu2025")
@@ -95,7 +103,7 @@ class AlibabaGpu2025(TraceReader):
             for batch in csv_batches(path, LAYOUT, TYPES):
                 require(batch, path, ["instance_sn", "role", "app_name", *REQUESTS])
                 no_nan(batch, path, TIMES)  # empty: censored
-                non_negative(batch, path, [*REQUESTS, *TIMES])
+                within(batch, path, BOUNDS)
                 ends_before(
                     batch,
                     path,

@@ -28,7 +28,7 @@ from reclaim.errors import TraceError
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader
 from reclaim.traces.sources import open_binary
-from reclaim.traces.validate import RowError
+from reclaim.traces.validate import RowError, physical
 from reclaim.traces.writer import StoreWriter
 
 FLAVOURS = "flav_map.txt"
@@ -79,6 +79,11 @@ def read_flavours(path: Path) -> dict[str, tuple[float, float]]:
             raise RowError(path, f"expected 'vcpu,memory_gb letter', got {text!r}", line) from None
         if not (vcpu > 0 and mem > 0 and np.isfinite(vcpu + mem)):
             raise RowError(path, f"flavour {letter!r}: size {size!r} must be positive", line)
+        for value, (bound, meaning) in ((vcpu, physical("cores")), (mem, physical("GiB"))):
+            if value > bound:
+                raise RowError(
+                    path, f"flavour {letter!r}: size {size!r} above {bound:g} ({meaning})", line
+                )
         if letter in out or letter == SEP or len(letter) != 1:
             raise RowError(path, f"flavour letter {letter!r} is not a new single letter", line)
         out[letter] = (vcpu, mem)

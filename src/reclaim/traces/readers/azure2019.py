@@ -15,7 +15,7 @@ import polars as pl
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader, find, natural_key
 from reclaim.traces.sources import CsvLayout, csv_batches
-from reclaim.traces.validate import UniqueIds, cast_columns, non_negative, require
+from reclaim.traces.validate import UniqueIds, cast_columns, nonempty, physical, require, within
 from reclaim.traces.writer import StoreWriter
 
 VMTABLE_LAYOUT = CsvLayout(
@@ -57,6 +57,14 @@ READINGS_LAYOUT = CsvLayout(
     aliases={"vmid": "vm_id", "avgcpu": "avg_cpu", "mincpu": "min_cpu", "maxcpu": "max_cpu"},
 )
 READINGS_TYPES = {"timestamp": pl.Float64(), "vm_id": pl.String(), "avg_cpu": pl.Float64()}
+#: Physical bounds in the tables' units (schema.PHYSICAL_MAX); avg_cpu is percent of the VM.
+VMTABLE_BOUNDS = {
+    "timestamp_vm_created": physical("s"),
+    "timestamp_vm_deleted": physical("s"),
+    CORES: physical("cores"),
+    MEMORY: physical("GiB"),
+}
+READINGS_BOUNDS = {"timestamp": physical("s"), "avg_cpu": physical("percent")}
 VMTABLE_FILE = r"vmtable.*\.csv(\.gz)?"
 READINGS_FILE = r"vm_cpu_readings.*\.csv(\.gz)?"
 
@@ -91,9 +99,10 @@ class Azure2019(TraceReader):
     def read(self, files: list[Path], out: StoreWriter) -> None:
         vcpus = self._read_vmtables([p for p in files if not _is_readings(p)], out)
         for path in filter(_is_readings, files):
-            for batch in csv_batches(path, READINGS_LAYOUT, READINGS_TYPES):
+            batches = csv_batches(path, READINGS_LAYOUT, READINGS_TYPES)
+            for batch in nonempty(batches, path, "the vm_cpu_readings file"):
                 require(batch, path, READINGS_TYPES)
-                non_negative(batch, path, ["avg_cpu"])
+                within(batch, path, READINGS_BOUNDS)
                 df = batch.rename({"vm_id": "id", "timestamp": "time"})
                 df = df.join(vcpus, on="id", how="left", maintain_order="left")
                 df = out.filtered.drop(df, pl.col("vcpus").is_null(), "usage", NO_VM)
@@ -106,11 +115,13 @@ class Azure2019(TraceReader):
         ids = UniqueIds()
         parts = [pl.DataFrame(schema={"id": pl.String(), "vcpus": pl.Float64()})]
         for path in paths:
-            for batch in csv_batches(path, VMTABLE_LAYOUT, VMTABLE_TYPES):
+            batches = csv_batches(path, VMTABLE_LAYOUT, VMTABLE_TYPES)
+            for batch in nonempty(batches, path, "the vmtable file"):
                 require(batch, path, VMTABLE_TYPES)
                 buckets = batch.with_columns(pl.col(CORES, MEMORY).str.strip_prefix(">"))
                 df = cast_columns(buckets, path, dict.fromkeys((CORES, MEMORY), pl.Float64()))
-                non_negative(df, path, [CORES, MEMORY])
+                require(df, path, [CORES, MEMORY])  # "NaN" parses as a number
+                within(df, path, VMTABLE_BOUNDS)
                 df = df.rename({"vm_id": "id"})
                 ids.check(df, path)
                 out.write(

@@ -15,7 +15,7 @@ import polars as pl
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader, find, natural_key
 from reclaim.traces.sources import CsvLayout, csv_batches
-from reclaim.traces.validate import SeriesOrder, non_negative, require
+from reclaim.traces.validate import SeriesOrder, physical, require, within
 from reclaim.traces.writer import StoreWriter
 
 COLUMNS = (
@@ -35,8 +35,22 @@ TIME, CORES, CPU_CAP, CPU_USED, _, MEM_CAP, MEM_USED = COLUMNS[:7]
 LAYOUT = CsvLayout(COLUMNS, header=True, delimiter=";", delete=b"\t")
 TYPES = dict.fromkeys((TIME, CORES, CPU_CAP, CPU_USED, MEM_CAP, MEM_USED), pl.Float64())
 KIB_PER_GIB = 1 << 20  # the trace's KB are KiB: 8388608 KB is an 8 GiB VM
+CPU_CORES = "cpu usage in cores (CPU usage [MHZ] / MHz per core)"
+#: Physical bounds in the trace's units (schema.PHYSICAL_MAX): MHz are cores at a clock rate.
+CORES_MAX, CORES_MEANING = physical("cores")
+MHZ = (CORES_MAX * physical("MHz per core")[0], f"{CORES_MAX:g} cores at 10 GHz: {CORES_MEANING}")
+BOUNDS = {
+    TIME: physical("s"),
+    CORES: (CORES_MAX, CORES_MEANING),
+    CPU_CAP: MHZ,
+    CPU_USED: MHZ,
+    MEM_CAP: physical("GiB", KIB_PER_GIB),
+    MEM_USED: physical("GiB", KIB_PER_GIB),
+    CPU_CORES: (CORES_MAX, CORES_MEANING),
+}
 
 NO_CPU = "VM has no provisioned CPU (CPU cores or MHz capacity is 0)"
+NO_ROWS = "monthly files with a header but no sample (files, not rows)"
 NO_SAMPLES = "VM without a sample left after filtering"
 
 
@@ -80,13 +94,21 @@ class Bitbrains(TraceReader):
         order = SeriesOrder(out.filtered)
         parts = []
         for path in paths:
+            before = len(parts)
             for batch in csv_batches(path, LAYOUT, TYPES):
                 require(batch, path, TYPES)
-                non_negative(batch, path, TYPES)
+                # usage above its capacity is real (up to 1.5x), but not beyond any machine
+                clock = pl.when((pl.col(CORES) > 0) & (pl.col(CPU_CAP) > 0)).then(
+                    pl.col(CPU_CAP) / pl.col(CORES)
+                )
+                within(
+                    batch.with_columns((pl.col(CPU_USED) / clock).alias(CPU_CORES)), path, BOUNDS
+                )
                 df = batch.select(
                     pl.lit(wid).alias("id"), pl.col(TIME).alias("time"), *TYPES, "_line"
                 )
                 parts.append(order.check(df, path))
+            out.filtered.add("usage", NO_ROWS, int(len(parts) == before))
         samples = pl.concat(parts) if parts else pl.DataFrame()
         if not samples.is_empty():
             samples = out.filtered.drop(

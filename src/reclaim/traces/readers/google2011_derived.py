@@ -20,7 +20,7 @@ from reclaim.errors import TraceError
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader, find
 from reclaim.traces.sources import STREAM_ERRORS, CsvLayout, csv_batches
-from reclaim.traces.validate import RowError, non_negative, require
+from reclaim.traces.validate import RowError, physical, require, within
 from reclaim.traces.writer import StoreWriter
 
 LAYOUT = CsvLayout(columns=("cpu", "mem"), header=False, delimiter=" ")
@@ -29,6 +29,13 @@ SERIES_FILE = r"vm_(\d+)_(\d+)"
 PERIOD_S = 300.0
 SAMPLES = 288  # 24 h at 300 s
 DAY_S = 86400.0
+#: Percent of the largest machine (x 100 of schema.PHYSICAL_MAX "normalised"), summed over a
+#: job's tasks: no job uses more than twice the whole cell of 12,583 machines. Largest real:
+#: 215 (mem; cpu 89).
+CELL_MACHINES = 12_583
+BOUNDS = dict.fromkeys(
+    TYPES, (physical("normalised", 100)[0] * CELL_MACHINES, "twice the whole 12,583-machine cell")
+)
 #: Files validated and written together: per-query overhead would dominate 288-row files.
 FILES_PER_BATCH = 512
 
@@ -123,7 +130,7 @@ def _write(pending: list[pl.DataFrame], out: StoreWriter) -> None:
     """Validate a group of files at once, then write their samples and one workload each."""
     df = pl.concat(pending)
     require(df, df["_file"][0], TYPES)
-    non_negative(df, df["_file"][0], TYPES)
+    within(df, df["_file"][0], BOUNDS)
     out.write("usage", df)
     workloads = df.group_by("id", maintain_order=True).agg(
         pl.first("job_id"), start_time=pl.min("time"), end_time=pl.max("time")
