@@ -1,6 +1,9 @@
-"""TVW-RL speed: environment steps per second (one env, and 20 stepped in lockstep with one
-batched forward pass), the cost of one REINFORCE iteration on the default scenario, and what
-torch's thread pool costs the tiny network (the reason training pins one thread).
+"""TVW-RL speed: environment steps per second (one env, 20 stepped in lockstep with one batched
+forward pass, and the vectorised env ``rl.vector`` stepping hundreds of episodes in one compiled
+call with the policy as one batched matrix product), the cost of one REINFORCE iteration on the
+default scenario, the wall time of one paper-volume iteration's episodes (every one of the 100
+training sequences x N = 20 trajectories), and what torch's thread pool costs the tiny network
+(the reason training pins one thread).
 
 Each figure is given for the compiled env step (``PlacementEnv``, ``rl/_kernels.py``; DeepRM's
 ``DeepRMEnv``, ``rl/_deeprm_kernels.py``) and its plain-numpy reference (``ReferencePlacementEnv``;
@@ -11,6 +14,7 @@ Default scenario: 10 machines x 8 units, h = 20, 200 workloads per episode at 50
 shipped Bitbrains sample.
 
     python benchmarks/bench_rl.py [--episodes 3] [--trajectories 20] [--iterations 3]
+        [--paper-sequences 100] [--batch 200] [--skip-reference]
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ import numpy as np
 
 from reclaim.rl.deeprm import DeepRMEnv, ReferenceDeepRMEnv
 from reclaim.rl.env import PlacementEnv, ReferencePlacementEnv
+from reclaim.rl.policy import HIDDEN, LinearPolicy
 from reclaim.rl.reinforce import TrainConfig, rollout, train, training_set
+from reclaim.rl.vector import VectorEnv, act
+from reclaim.rl.vector_train import VectorConfig, rollout_compact, train_vectorised
 from reclaim.traces.store import sample_path
 from reclaim.tvw.pool import load_pool
 
@@ -60,6 +67,47 @@ def lockstep(env, sequences, trajectories: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def random_policy(env, seed: int = 0) -> LinearPolicy:
+    """The paper's network with torch's default initialisation (uniform +-1/sqrt(fan in))."""
+    rng = np.random.default_rng(seed)
+    shapes = ((HIDDEN, env.obs_size), (HIDDEN,), (env.actions, HIDDEN), (env.actions,))
+    fan_in = (env.obs_size, env.obs_size, HIDDEN, HIDDEN)
+    arrays = [
+        rng.uniform(-1, 1, shape).astype(np.float32) / np.float32(np.sqrt(f))
+        for shape, f in zip(shapes, fan_in, strict=True)
+    ]
+    return LinearPolicy(*arrays, settings={})
+
+
+def vectorised(env, sequences, copies: int, policy: LinearPolicy, seed: int = 0):
+    """Run ``copies`` episodes of each of ``sequences`` in one VectorEnv, actions sampled from
+    ``policy`` (one batched product per step for all episodes). Returns (steps, seconds in the
+    env, seconds in the policy)."""
+    rng = np.random.default_rng(seed)
+    vec = VectorEnv(env, sequences, np.repeat(np.arange(len(sequences)), copies))
+    obs, mask = vec.reset()
+    steps, in_env, in_policy = 0, 0.0, 0.0
+    while not vec.ended.all():
+        t0 = time.perf_counter()
+        actions = act(policy, obs, mask, rng)
+        t1 = time.perf_counter()
+        steps += int((~vec.ended).sum())
+        obs, _, _, _, mask = vec.step(actions)
+        in_policy += t1 - t0
+        in_env += time.perf_counter() - t1
+    return steps, in_env, in_policy
+
+
+def paper_iteration(env, sequences, trajectories: int, batch: int, policy: LinearPolicy):
+    """Wall time of the episodes of one paper-volume iteration: every sequence x
+    ``trajectories``, ``batch`` episodes per VectorEnv (memory: about 1 MB per episode)."""
+    per = max(batch // trajectories, 1)
+    start, steps = time.perf_counter(), 0
+    for k in range(0, len(sequences), per):
+        steps += vectorised(env, sequences[k : k + per], trajectories, policy, seed=k)[0]
+    return steps, time.perf_counter() - start
+
+
 def forward_cost(obs_size: int, threads: int) -> float:
     """Milliseconds per forward pass of a (20, D) batch through the paper's network."""
     import torch
@@ -82,14 +130,63 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--trajectories", type=int, default=20)
     parser.add_argument("--iterations", type=int, default=3, help="timed, after a warm-up one")
+    parser.add_argument("--paper-sequences", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=200, help="episodes per VectorEnv")
+    parser.add_argument("--skip-reference", action="store_true", help="no plain-numpy envs")
     args = parser.parse_args()
     import torch
+    from threadpoolctl import threadpool_limits
 
     default_threads = torch.get_num_threads()  # before lockstep pins one thread
     pool = load_pool(sample_path("bitbrains"))
     config = TrainConfig(sequences=args.episodes, iterations=1)
     rng = np.random.default_rng(0)
+    env = PlacementEnv([pool])
+    policy = random_policy(env)
+    with threadpool_limits(1):  # one BLAS thread, as training pins one torch thread
+        sequences = training_set(env, config)
+        vectorised(env, sequences[:1], 2, policy)  # compile the kernels
+        steps, in_env, in_policy = vectorised(env, sequences, args.batch // len(sequences), policy)
+        print(
+            f"VectorEnv: {steps / in_env:,.0f} steps/s in the env, {steps / (in_env + in_policy):,.0f}"
+            f" with the batched policy ({args.batch // len(sequences) * len(sequences)} episodes)"
+        )
+        per = max(args.batch // args.trajectories, 1)
+        rollout_compact(env, sequences[:1], 2, policy, rng)  # compile
+        start = time.perf_counter()
+        arrays = rollout_compact(env, sequences, args.batch // len(sequences), policy, rng)
+        wall = time.perf_counter() - start
+        print(
+            f"VectorEnv, compact observations and the fused first layer (rl.fused): "
+            f"{int(arrays[6].sum()) / wall:,.0f} steps/s with the policy"
+        )
+        paper = training_set(env, TrainConfig(sequences=args.paper_sequences, iterations=1))
+        steps, wall = paper_iteration(env, paper, args.trajectories, args.batch, policy)
+        print(
+            f"VectorEnv: one paper-volume iteration's episodes ({len(paper)} sequences x "
+            f"{args.trajectories}): {steps:,} steps in {wall:.1f} s ({steps / wall:,.0f} steps/s; "
+            "the policy update not included)"
+        )
+    for fused in (False, True):
+        config = VectorConfig(
+            iterations=1,
+            trajectories=args.trajectories,
+            sequences=args.paper_sequences,
+            batch_sequences=per,
+            fused=fused,
+        )
+        with tempfile.TemporaryDirectory() as out:
+            start = time.perf_counter()
+            train_vectorised(env, config, Path(out), sequences=paper)
+            wall = time.perf_counter() - start
+        print(
+            f"train_vectorised{' (fused)' if fused else ''}: one paper-volume iteration with its "
+            f"update ({len(paper)} x {args.trajectories} episodes, {per} sequences per batch): "
+            f"{wall:.1f} s; the paper's 2000 iterations would take {2000 * wall / 3600:.1f} h"
+        )
     kinds = (PlacementEnv, ReferencePlacementEnv, DeepRMEnv, ReferenceDeepRMEnv)
+    if args.skip_reference:
+        kinds = (PlacementEnv, DeepRMEnv)
     envs = [kind([pool]) for kind in kinds]
     for env in envs:
         name = type(env).__name__
@@ -108,6 +205,10 @@ def main() -> None:
             f"{name}: REINFORCE iteration ({args.trajectories} x 200 decisions + update): {per:.2f} s"
         )
         print(f"{name}: the paper's 2000 iterations would take {2000 * per / 3600:.2f} h")
+        print(
+            f"{name}: a paper-volume iteration ({args.paper_sequences} sequences per iteration) "
+            f"would take {args.paper_sequences * per:.1f} s"
+        )
 
 
 def iteration_cost(env, trajectories: int, iterations: int) -> float:

@@ -70,3 +70,15 @@ def test_selector_never_picks_a_masked_slot_and_places_everything(tmp_path):
 def test_run_deeprm_needs_the_selector():
     with pytest.raises(ReclaimError, match="deeprm plugin"):
         run_deeprm(SEQ, Placer.from_config([{"name": "best-fit"}]), _env())
+
+
+def test_job_slots_are_images_of_the_request_over_the_duration():
+    env = _env()  # h = 3, 2 slots, 2 machines of 4 units
+    obs, _ = env.reset(np.random.default_rng(0), SEQ)
+    cluster = 2 * 3 * 2 * 4
+    slots = obs[cluster:-1].reshape(2, 2, 3, 4)
+    # slot 0: workload 0, peak (3, 1) for 2 steps; slot 1: workload 1, (1, 1) for 1 step
+    assert slots[0, 0].sum(axis=1).tolist() == [3, 3, 0]
+    assert slots[0, 1].sum(axis=1).tolist() == [1, 1, 0]
+    assert slots[1, 0].sum(axis=1).tolist() == [1, 0, 0]
+    assert replace(env, slot_images=False).obs_size == cluster + 2 * 3 + 1

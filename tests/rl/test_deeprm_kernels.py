@@ -29,6 +29,7 @@ CASES = {
     "high load": {"load": 0.9},
     "low load, short history": {"load": 0.3, "history": 7, "queue_slots": 3, "underuse": 2.5},
     "cut off": {"max_decisions": 1},
+    "slots as numbers": {"slot_images": False, "load": 0.9},
 }
 
 

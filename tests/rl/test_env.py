@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from rl_sequences import SEQ, small_env
+from rl_sequences import SEQ, sequence, small_env
 
 from reclaim.errors import ReclaimError
 from reclaim.rl.env import PlacementEnv, machine_images, make_env
@@ -66,9 +66,61 @@ def test_masked_action_holds_the_workload():
     env.reset(np.random.default_rng(0), SEQ)
     env.step(0)
     env.step(0)
-    assert list(env.mask()) == [False, True]
+    assert list(env.mask()) == [False, True, True]  # machines, then the hold action
     env.step(0)  # masked: workload 2 waits a step
     assert env.totals_["wait"] > 0 and not env.replay.done
+
+
+def test_hold_advances_the_clock_and_charges_k_w_per_waiting_workload():
+    weights = Weights(contention=0.0, underuse=0.0, overshoot=0.0, wait=10.0)
+    env = small_env(weights=weights)
+    assert env.actions == 4
+    env.reset(np.random.default_rng(0), SEQ)
+    assert env.mask()[-1] and env.replay.now == 0 and len(env.replay.queue) == 2
+    _, reward, done, truncated, info = env.step(env.actions - 1)  # hold: 0 and 1 wait step 0
+    assert env.replay.now == 1 and not done and not truncated
+    assert reward == -20.0 and info["wait"] == 20.0
+    assert env.replay.host_.tolist() == [-1, -1, -1]
+    _, reward, *_ = env.step(env.actions - 1)  # step 1: workloads 0, 1 and 2 wait
+    assert reward == -30.0 and env.totals_["wait"] == 50.0
+
+
+def test_holds_are_limited_and_masked_once_spent():
+    env = small_env(hold_limit=1)
+    env.reset(np.random.default_rng(0), SEQ)
+    env.step(env.actions - 1)
+    assert not env.mask()[-1] and env.mask()[:-1].any()
+    *_, truncated, _ = env.step(env.actions - 1)  # a masked hold past the limit: cut off
+    assert truncated
+
+
+def test_subject_is_the_first_waiting_workload_that_fits():
+    # Workload 0 (4, 4) runs three steps on the single machine of 5 units; 1 (4, 4) cannot start
+    # beside it, 2 (1, 1) arriving with 1 can: it is the subject, passing 1 (the queue
+    # discipline of every placer).
+    seq = sequence([[[4, 4]] * 3, [[4, 4]] * 2, [[1, 1]]], [0, 1, 1])
+    env = small_env(machines=1, units=5)
+    env.reset(np.random.default_rng(0), seq)
+    assert env.subject() == 0
+    env.step(0)
+    assert env.replay.now == 1 and env.replay.queue == [1, 2]
+    assert env.subject() == 2 and env.slots() == [2, 1]
+    env.step(0)
+    assert env.replay.host_.tolist() == [0, -1, 0]
+
+
+def test_queue_slots_show_each_workloads_usage_profile():
+    env = small_env()  # h = 4
+    obs, _ = env.reset(np.random.default_rng(0), SEQ)
+    images = env.spec.machines * 2 * 4 * 8
+    slots = obs[images:-1].reshape(env.queue_slots, 2, 4, 8)
+    # slot 0: workload 0, cpu 2 then 3 units, mem 1 then 1; slot 1: workload 1, (1, 1) one step
+    assert slots[0, 0].sum(axis=1).tolist() == [2, 3, 0, 0]
+    assert slots[0, 1].sum(axis=1).tolist() == [1, 1, 0, 0]
+    assert slots[1, 0].sum(axis=1).tolist() == [1, 0, 0, 0]
+    assert not slots[2:].any()
+    legacy = small_env(hold=False, queue_images=False)
+    assert legacy.actions == 3 and legacy.obs_size == images + env.queue_slots * 3 + 1
 
 
 def test_bad_labels_fail_in_one_line():

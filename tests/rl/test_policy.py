@@ -51,21 +51,34 @@ def test_numpy_forward_equals_torch_and_round_trips(tmp_path):
     assert loaded.settings == {"machines": 4}
 
 
-def test_plugin_places_only_where_the_environment_allows(tmp_path, monkeypatch):
-    env = small_env(machines=2, units=4)
-    path = _policy(env.obs_size, 2).save(tmp_path / "p.npz")
+@pytest.mark.parametrize("hold", [False, True])
+def test_plugin_places_only_where_the_environment_allows(tmp_path, monkeypatch, hold):
+    # Without the hold action the placer (the tvw-rl plugin) places each subject; with it the
+    # policy acts itself, hold included: either way only unmasked actions, every workload placed.
+    env = small_env(machines=2, units=4, hold=hold, queue_images=hold)
+    path = _policy(env.obs_size, env.actions).save(tmp_path / "p.npz")
     chosen = []
     step = type(env).step
 
     def checked(self, action):
-        assert self.mask()[action], "a masked machine was picked"
+        assert self.mask()[action], "a masked action was picked"
         chosen.append(action)
         return step(self, action)
 
     monkeypatch.setattr(type(env), "step", checked)
     placer = Placer.from_config([{"name": "tvw-rl", "params": {"path": str(path)}}])
     result = run_learned(SEQ, placer, env)
-    assert len(chosen) == len(SEQ) and (result.host >= 0).all()
+    placed = [a for a in chosen if a < 2]
+    assert len(placed) == len(SEQ) and (result.host >= 0).all()
+    assert hold or len(chosen) == len(SEQ)
+
+
+def test_policy_with_other_actions_fails_in_one_line(tmp_path):
+    env = small_env(machines=2, units=4)
+    path = _policy(env.obs_size, 2).save(tmp_path / "p.npz")  # no hold action
+    placer = Placer.from_config([{"name": "tvw-rl", "params": {"path": str(path)}}])
+    with pytest.raises(ReclaimError, match="2 actions, the environment 3"):
+        run_learned(SEQ, placer, env)
 
 
 def test_plugin_without_state_fails_in_one_line():

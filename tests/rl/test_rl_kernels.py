@@ -62,6 +62,8 @@ CASES = {
     "peak view": {"view": "peak", "load": 0.7},
     "classes": {"labeler": lambda seq: 1 + np.arange(len(seq)) % 3, "classes": 3},
     "fractional K_u": {"weights": Weights(underuse=2.5), "history": 7, "queue_slots": 3},
+    "no hold, demand slots": {"hold": False, "queue_images": False, "load": 0.9},
+    "few holds": {"hold_limit": 3, "load": 0.9},
 }
 
 

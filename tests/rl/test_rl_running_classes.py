@@ -33,9 +33,10 @@ def _pixel(env, obs, machine, step, unit, resource=0):
 
 
 def _slot(env, obs, slot=0):
-    """The class of queue slot ``slot``, times G."""
+    """The class of queue slot ``slot`` (its profile image's first pixel: every workload here
+    uses a unit at its first step), times G."""
     base = env.spec.machines * 2 * env.history * env.spec.units
-    return obs[base + slot * 3 + 2] * env.classes
+    return obs[base + slot * env.slot_size] * env.classes
 
 
 def test_running_labels_follow_the_age_table_and_relabel_the_whole_image():

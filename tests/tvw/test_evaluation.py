@@ -35,10 +35,11 @@ def test_best_fit_packs_on_current_usage_and_tetris_spreads_on_peaks():
     packed = run_policy(SEQ, Policy.parse("best-fit"), spec)
     # 0 and 1 share machine 0 (best-fit: least free); 2 (4, 4) then needs machine 1.
     assert packed.host.tolist() == [0, 0, 1]
-    # Tetris, on peaks: 1 aligns better with the empty machine 1 (1/4 + 1/4) than with machine 0
-    # (free (1, 3): 1/16 + 3/16); 2 waits for nothing, as 1 has left machine 1 at step 1.
+    # Tetris, on peaks, over both waiting workloads: alignment 1 for 0 (3/4 + 1/4), 1/2 for 1;
+    # remaining work 2 and 1/2, eps = 0.75 / 1.25: 1 scores 0.2, 0 -0.2, so 1 goes first
+    # (machine 0), then 0 to the emptier machine 1; 2 (4, 4) takes machine 0 once 1 has left.
     spread = run_policy(SEQ, Policy.parse("tetris"), spec)
-    assert spread.host.tolist() == [0, 1, 1] and spread.start.tolist() == [0, 0, 1]
+    assert spread.host.tolist() == [1, 0, 0] and spread.start.tolist() == [0, 0, 1]
 
 
 @pytest.fixture(scope="module")

@@ -102,12 +102,14 @@ def slot_hosts(capacity, free, up, peak, head, out):
 
 
 @numba.njit(cache=True)
-def observation(peak, host, start, length, now, history, units, width, head, backlog, out):
+def observation(peak, host, start, length, now, history, units, width, head, images, backlog, out):
     """Write DeepRM's (D,) float32 observation into ``out`` (``DeepRMEnv.observe``).
 
     Per resource an (h, width) image: pixel (k, c) is 1 where c < the units reserved at step
     now + k (placed workloads' peaks until they end); then per slot of ``head`` (waiting
-    workloads) peak / units and length / h (capped at 1); last ``backlog``.
+    workloads): with ``images`` DeepRM's job-slot image, per resource (h, units), pixel (k, c) 1
+    where k < its length and c < its peak; without, peak / units and length / h (capped at 1);
+    last ``backlog``.
     """
     n_res = peak.shape[1]
     reserved = np.zeros((n_res, history), np.int64)
@@ -123,6 +125,17 @@ def observation(peak, host, start, length, now, history, units, width, head, bac
             for c in range(min(reserved[r, k], width)):
                 out[base + c] = 1.0
     base = n_res * history * width
+    if images:
+        slot = n_res * history * units
+        for s in range(len(head)):
+            j = head[s]
+            for r in range(n_res):
+                for k in range(min(length[j], history)):
+                    at = base + s * slot + (r * history + k) * units
+                    for c in range(min(peak[j, r], units)):
+                        out[at + c] = 1.0
+        out[len(out) - 1] = np.float32(backlog)
+        return
     for s in range(len(head)):
         j = head[s]
         for r in range(n_res):

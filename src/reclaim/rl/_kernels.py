@@ -57,13 +57,15 @@ def charge_window(
             if hit and not seen[j, r]:
                 overs += 1
                 seen[j, r] = True
+    # workload-steps waiting in the window: arrived (arrival <= t) and not started (start > t or
+    # unplaced), counted per workload as the overlap of [arrival, start) with the window
+    stop = first + steps
     waiting = 0
-    for t in range(first, first + steps):
-        for j in range(len(arrival)):
-            if arrival[j] > t:
-                break  # sorted: no later workload has arrived either
-            if start[j] < 0 or start[j] > t:  # start >= arrival: arrived and not started
-                waiting += 1
+    for j in range(len(arrival)):
+        if arrival[j] >= stop:
+            break  # sorted: no later workload has arrived either
+        began = stop if start[j] < 0 else min(start[j], stop)
+        waiting += max(began - max(arrival[j], first), 0)
     underuse = 0.0
     for v in range(len(cost)):
         underuse += hist[v] * cost[v]
@@ -92,6 +94,29 @@ def fit_mask(free, up, request, tolerance, out):
 
 
 @numba.njit(cache=True)
+def first_fit(free, up, demand, queue, tolerance, out):
+    """The first of ``queue`` (workload indices, arrival order) whose ``demand`` row fits some
+    machine, its fit mask written into out[:H]; -1 (out untouched) when none fits
+    (``ReferencePlacementEnv._current_mask``)."""
+    n_hosts = free.shape[0]
+    for q in range(len(queue)):
+        request = demand[queue[q]]
+        some = False
+        for m in range(n_hosts):
+            ok = up[m]
+            for r in range(free.shape[1]):
+                if not free[m, r] + tolerance >= request[r]:
+                    ok = False
+            if ok:
+                some = True
+                break
+        if some:
+            fit_mask(free, up, request, tolerance, out[:n_hosts])
+            return queue[q]
+    return -1
+
+
+@numba.njit(cache=True)
 def observation(
     data,
     indptr,
@@ -105,14 +130,16 @@ def observation(
     units,
     demand,
     head,
+    profile,
     backlog,
     out,
 ):
     """Write TVW-RL's (D,) float32 observation into ``out`` (``PlacementEnv.observe``).
 
     Images (H, R, h, C): placed workloads stacked in (start, index) order, a pixel their
-    label / classes; then per queue slot ``head`` (waiting workloads, -1 empty) demand / units and
-    label / classes; last the backlog fraction (clipped at 1).
+    label / classes; then per queue slot ``head`` (waiting workloads, -1 empty): with ``profile``
+    an (R, h, C) image of its first h steps of usage, a pixel label / classes; without, demand /
+    units and label / classes; last the backlog fraction (clipped at 1).
     """
     n_hosts, n_res, size = machines, data.shape[1], len(out)
     out[:] = 0.0
@@ -147,9 +174,27 @@ def observation(
     base = n_hosts * n_res * history * units
     for s in range(len(head)):
         j = head[s]
-        if j < 0:
-            continue
+        if j >= 0:
+            queue_slot(data, indptr, j, s, base, np.float32(label[j] / classes), units, history,
+                       demand, profile, out)  # fmt: skip
+    out[size - 1] = np.float32(min(backlog, 1.0))
+
+
+@numba.njit(cache=True)
+def queue_slot(data, indptr, j, s, base, value, units, history, demand, profile, out):
+    """Queue slot s of :func:`observation` (from out[base]) for workload j, label value
+    ``value``: with ``profile`` its (R, h, C) image of its first h steps of usage (out zero
+    there), without its demand / units and the value."""
+    n_res = data.shape[1]
+    if profile:
+        slot = n_res * history * units
+        steps = min(indptr[j + 1] - indptr[j], history)
+        for k in range(steps):
+            for r in range(n_res):
+                at = base + s * slot + (r * history + k) * units
+                for c in range(min(data[indptr[j] + k, r], units)):
+                    out[at + c] = value
+    else:
         for r in range(n_res):
             out[base + s * (n_res + 1) + r] = np.float32(np.float32(demand[j, r]) / units)
-        out[base + s * (n_res + 1) + n_res] = np.float32(label[j] / classes)
-    out[size - 1] = np.float32(min(backlog, 1.0))
+        out[base + s * (n_res + 1) + n_res] = value

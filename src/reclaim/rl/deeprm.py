@@ -2,10 +2,13 @@
 
 - Inputs: a workload asks for its peak usage (the replay's ``peak`` view), so machines are never
   over-committed.
-- State: the cluster as one monolithic machine of M x C units per resource; per resource an
-  h x (M C) image of the units reserved over the next h steps (residents' peaks until they end:
-  DeepRM knows durations), then ``queue_slots`` job slots (peak / C per resource, duration / h
-  capped at 1) and the backlog (/ jobs).
+- State (DeepRM's: resource images of the cluster and of the job slots): the cluster as one
+  monolithic machine of M x C units per resource; per resource an h x (M C) image of the units
+  reserved over the next h steps (residents' peaks until they end: DeepRM knows durations), then
+  ``queue_slots`` job slots, each per resource an h x C image of the job's request (its peak)
+  over its duration (rows 0..duration-1, capped at h), and the backlog (/ jobs).
+  ``slot_images=False``: each slot as two numbers, peak / C per resource and duration / h (the
+  earlier state, which the shipped selector was trained in; its settings record which).
 - Actions: pick slot i (Best-Fit places that workload: the feasible machine with the least free
   units of its dominant resource) or hold (the last action): the clock runs to the next arrival or
   departure. A slot is masked when empty or when its workload fits no machine; when no slot is
@@ -56,15 +59,23 @@ class DeepRMEnv:
     queue_slots: int = 5
     underuse: float = 1.0
     max_decisions: int = 10  # per workload: a policy that only holds is cut off (truncated)
+    slot_images: bool = True
 
     @property
     def actions(self) -> int:
         return self.queue_slots + 1
 
     @property
+    def slot_size(self) -> int:
+        """Observation entries per job slot."""
+        if self.slot_images:
+            return len(RESOURCES) * self.history * self.spec.units
+        return len(RESOURCES) + 1
+
+    @property
     def obs_size(self) -> int:
         cluster = len(RESOURCES) * self.history * self.spec.machines * self.spec.units
-        return cluster + self.queue_slots * (len(RESOURCES) + 1) + 1
+        return cluster + self.queue_slots * self.slot_size + 1
 
     def reset(self, rng: np.random.Generator, sequence: Sequence | None = None):
         if sequence is None:
@@ -140,6 +151,7 @@ class DeepRMEnv:
             self.spec.units,
             self.spec.machines * self.spec.units,
             head,
+            self.slot_images,
             backlog,
             out,
         )
@@ -210,11 +222,18 @@ class ReferenceDeepRMEnv(DeepRMEnv):
         reserved = running.astype(np.float64) @ replay.peak_.astype(np.float64)  # (h, R)
         width = spec.machines * spec.units
         image = np.arange(width)[None, None, :] < reserved.T[:, :, None]  # (R, h, M C)
-        slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
         head = replay.queue[: self.queue_slots]
-        if head:
-            slots[: len(head), :-1] = replay.demand(head) / spec.units
-            slots[: len(head), -1] = np.minimum(seq.usage.lengths[head] / self.history, 1.0)
+        if self.slot_images:
+            slots = np.zeros((self.queue_slots, len(RESOURCES), self.history, spec.units))
+            for s, j in enumerate(head):
+                rows = min(int(seq.usage.lengths[j]), self.history)
+                for r in range(len(RESOURCES)):
+                    slots[s, r, :rows, : min(int(replay.peak_[j, r]), spec.units)] = 1.0
+        else:
+            slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
+            if head:
+                slots[: len(head), :-1] = replay.demand(head) / spec.units
+                slots[: len(head), -1] = np.minimum(seq.usage.lengths[head] / self.history, 1.0)
         backlog = min(max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1), 1.0)
         return np.concatenate([image.ravel(), slots.ravel(), [backlog]]).astype(np.float32)
 

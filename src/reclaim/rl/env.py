@@ -1,19 +1,33 @@
 """TVW-RL's environment: the TVW replay (``reclaim.tvw.replay``) stepped one placement at a time.
 
-A decision places the workload at the head of the waiting queue on a machine (the action, one of
-M). Between decisions the replay's clock runs until the head fits some machine (the action mask:
-the placement framework's fit test in the replay's view); the steps the clock passes are charged
-the paper's penalties (``rl.rewards``), and once every workload is placed the rest of the replay
-is charged at once (contention and overshoot are delayed penalties), ending the episode.
+The queue discipline (the same for every placer, ``tvw.evaluate.run_policy``): workloads are
+taken in arrival order, and one that fits no machine is passed by later ones that fit. A decision
+is about the *subject*: the first waiting workload (arrival order) that fits some machine (the
+placement framework's fit test in the replay's view). Actions (the paper's MDP, ``hold=True``):
+place the subject on machine 0..M-1 (masked where it does not fit), or hold (action M, the
+no-op): the clock moves one step and every waiting workload is charged K_w for it. Between
+decisions the clock runs on its own while no waiting workload fits anywhere. The steps the clock
+passes are charged the paper's penalties (``rl.rewards``), and once every workload is placed the
+rest of the replay is charged at once (contention and overshoot are delayed penalties), ending
+the episode. Holds are limited (``hold_limit`` per episode, default one per workload; the hold
+action is masked once they are spent): a policy that only holds cannot stall an episode.
 
 The state (the paper's Fig. 2): per machine and resource an h x C image of the last h steps, each
 pixel labelled by the equivalence class (1..G) of the resident using that unit (its class at this
-decision: a labeler by age re-predicts it as the workload runs), residents stacked in start
-order, 0 empty; then the first ``queue_slots`` waiting workloads (demand now / C, class / G) and
-the backlog beyond them (/ jobs). Flattened to (D,) float32 in [0, 1].
+decision: a labeler by age re-predicts it as the workload runs, Algorithm 1 line 8), residents
+stacked in start order, 0 empty; then ``queue_slots`` waiting workloads, the subject first and
+the others in arrival order: with ``queue_images`` (the paper's state) per resource an h x C
+image of its usage over its first h steps (the profile it brings if placed now), labelled by its
+class; without, its demand now / C and class / G. Last the backlog beyond the slots (/ jobs).
+Flattened to (D,) float32 in [0, 1].
+
+``hold=False, queue_images=False`` is the earlier environment (actions: machines only; queue
+slots as demand numbers), which the policies shipped before the hold action were trained in; a
+policy's settings record which it was (``rl.evaluate.Learned.environment``).
 
 :class:`PlacementEnv` needs numpy only; :func:`make_env` wraps it as a Gymnasium env (the extra
-``reclaim[rl]``). A masked action holds the workload: the clock moves one step and it waits.
+``reclaim[rl]``). A masked action (an unfit machine, or a hold once the holds are spent) holds
+all the same; past the hold limit the episode is cut off (truncated).
 """
 
 from __future__ import annotations
@@ -77,15 +91,37 @@ class PlacementEnv:
     view: str = "current"
     labeler: Callable[[Sequence], NDArray] | None = None
     classes: int = 1
+    hold: bool = True
+    queue_images: bool = True
+    hold_limit: int | None = None  # holds per episode; None: one per workload of the sequence
 
     @property
     def actions(self) -> int:
-        return self.spec.machines
+        return self.spec.machines + int(self.hold)
+
+    @property
+    def slot_size(self) -> int:
+        """Observation entries per queue slot."""
+        if self.queue_images:
+            return len(RESOURCES) * self.history * self.spec.units
+        return len(RESOURCES) + 1
 
     @property
     def obs_size(self) -> int:
         image = self.spec.machines * len(RESOURCES) * self.history * self.spec.units
-        return image + self.queue_slots * (len(RESOURCES) + 1) + 1
+        return image + self.queue_slots * self.slot_size + 1
+
+    def class_labels(self, sequence: Sequence) -> NDArray[np.int64]:
+        """The labeler's class labels of ``sequence``'s workloads, (n,) or by age (n, A) (no
+        labeler: all 1), checked to lie in 1..classes."""
+        labels = (
+            np.ones(len(sequence), np.int64)
+            if self.labeler is None
+            else np.asarray(self.labeler(sequence), np.int64)
+        )
+        if len(labels) and not 1 <= labels.min() <= labels.max() <= self.classes:
+            raise ReclaimError(f"class labels must lie in 1..{self.classes}")
+        return labels
 
     # ------------------------------------------------------------------ episode
     def reset(
@@ -100,13 +136,7 @@ class PlacementEnv:
             sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
         self.sequence = sequence
         self.replay = Replay(sequence, self.spec.machines, self.spec.units, self.view).reset()
-        labels = (
-            np.ones(len(sequence), np.int64)
-            if self.labeler is None
-            else np.asarray(self.labeler(sequence), np.int64)
-        )
-        if len(labels) and not 1 <= labels.min() <= labels.max() <= self.classes:
-            raise ReclaimError(f"class labels must lie in 1..{self.classes}")
+        labels = self.class_labels(sequence)
         self.by_age_ = np.ascontiguousarray(labels[:, None] if labels.ndim == 1 else labels)
         self._rows = np.arange(len(sequence)) * self.by_age_.shape[1]  # row starts, flat table
         self._squares = np.zeros((64, *self._shape()), np.int64)  # sum of squared usage
@@ -120,24 +150,28 @@ class PlacementEnv:
         self._unused_exact = bool(np.all(np.isfinite(cost)) and np.all(cost == np.floor(cost)))
         self._seen = np.zeros((len(sequence), len(RESOURCES)), bool)
         self._charged = 0
+        self._holds = 0
+        self._limit = len(sequence) if self.hold_limit is None else self.hold_limit
         self._settle()  # nothing placed yet: the steps before the first decision cost nothing
         self.totals_ = dict.fromkeys(COMPONENTS, 0.0)  # penalties charged so far, by component
         return self.observe(), {"action_mask": self.mask()}
 
     def step(self, action: int) -> tuple[NDArray[np.float32], float, bool, bool, dict]:
-        """Place the head of the queue on machine ``action`` (masked: hold it one step)."""
+        """Place the subject on machine ``action``; the hold action (M), or a masked one, holds:
+        the clock moves one step."""
         replay = self.replay
         if replay.done:
             raise ReclaimError("the episode is over; call reset")
         mask = self._current_mask()
-        if 0 <= action < len(mask) and mask[action]:
-            job = replay.queue[0]
+        if 0 <= action < self.spec.machines and mask[action]:
+            job = self.subject()
             now = replay.now
             replay.bind(job, int(action))
             self._grow(now + int(self._lengths[job]))
             self._add_squares(job, now, int(action))
             penalty = self._settle()
         else:
+            self._holds += 1
             replay.advance()
             penalty = self._charge(replay.now)
             penalty = _add(penalty, self._settle())
@@ -145,27 +179,40 @@ class PlacementEnv:
             self.totals_[k] += v
         reward = -sum(penalty.values())
         done = replay.done
+        truncated = not done and self._holds > self._limit
         info = {"action_mask": self.mask(), **penalty}
-        return self.observe(), reward, done, False, info
+        return self.observe(), reward, done, truncated, info
 
     # ------------------------------------------------------------------ state
     def mask(self) -> NDArray[np.bool_]:
-        """(M,) machines the head of the queue fits in the view (all False when none waits)."""
+        """(A,) the machines the subject fits in the view (all False when none fits), then the
+        hold action (with ``hold``: True while holds remain and a subject waits)."""
         # Speed trick: a step asks for the mask of one state up to three times; the replay's
         # state changes only by bind (the queue shrinks) or advance (the clock moves), so
         # (replay, now, queue length) names it. fits() runs in compiled code (bench_rl.py; the
         # reference is ReferencePlacementEnv._current_mask).
         return self._current_mask().copy()
 
+    def subject(self) -> int:
+        """The workload this decision is about: the first waiting one (arrival order) that fits
+        some machine; -1 when none does."""
+        self._current_mask()
+        return self._subject
+
     def _current_mask(self) -> NDArray[np.bool_]:
         """The mask of the replay's state, cached (not a copy: read only)."""
         replay = self.replay
-        key = (replay, replay.now, len(replay.queue))
+        key = (replay, replay.now, len(replay.queue), self._holds)
         if self._mask_key != key:
-            out = np.zeros(self.spec.machines, bool)
+            out = np.zeros(self.actions, bool)
+            self._subject = -1
             if replay.queue:
-                request = self._demand[replay.queue[0]]
-                _kernels.fit_mask(replay.free(), replay.up_, request, FIT_TOLERANCE, out)
+                queue = np.asarray(replay.queue, np.int64)
+                self._subject = _kernels.first_fit(
+                    replay.free(), replay.up_, self._demand, queue, FIT_TOLERANCE, out
+                )
+            if self.hold:
+                out[-1] = self._subject >= 0 and self._holds < self._limit
             self._mask_key, self._mask = key, out
         return self._mask
 
@@ -188,7 +235,7 @@ class PlacementEnv:
         # reference is ReferencePlacementEnv.observe).
         replay, seq, slots, labels = self.replay, self.sequence, self.queue_slots, self.labels()
         head = np.full(slots, -1, np.int64)
-        waiting = replay.queue[:slots]
+        waiting = self.slots()
         head[: len(waiting)] = waiting
         backlog = max(len(replay.queue) - slots, 0) / max(len(seq), 1)
         out = np.empty(self.obs_size, np.float32)
@@ -205,10 +252,21 @@ class PlacementEnv:
             self.spec.units,
             self._demand,
             head,
+            self.queue_images,
             backlog,
             out,
         )
         return out
+
+    def slots(self) -> list[int]:
+        """The waiting workloads the queue slots show: the subject first, then the others in
+        arrival order, at most ``queue_slots``."""
+        subject, queue = self.subject(), self.replay.queue
+        if subject < 0:
+            return queue[: self.queue_slots]
+        return ([subject] + [j for j in queue[: self.queue_slots + 1] if j != subject])[
+            : self.queue_slots
+        ]
 
     # ------------------------------------------------------------------ penalties
     def _shape(self) -> tuple[int, int]:
@@ -227,7 +285,7 @@ class PlacementEnv:
         replay = self.replay
         penalty = dict.fromkeys(COMPONENTS, 0.0)
         while not replay.done:
-            if replay.queue and self._current_mask().any():
+            if replay.queue and self._current_mask()[: self.spec.machines].any():
                 return penalty
             replay.advance()
             penalty = _add(penalty, self._charge(replay.now))
@@ -281,10 +339,18 @@ class ReferencePlacementEnv(PlacementEnv):
 
     def _current_mask(self) -> NDArray[np.bool_]:
         replay = self.replay
-        if not replay.queue:
-            return np.zeros(self.spec.machines, bool)
-        demand = replay.demand(replay.queue[:1])
-        return fits(CycleState(replay.capacity_, replay.free(), replay.up_, demand))[0]
+        out = np.zeros(self.actions, bool)
+        self._subject = -1
+        if replay.queue:
+            demand = replay.demand(replay.queue)
+            fit = fits(CycleState(replay.capacity_, replay.free(), replay.up_, demand))
+            some = np.flatnonzero(fit.any(axis=1))
+            if len(some):
+                self._subject = replay.queue[int(some[0])]
+                out[: self.spec.machines] = fit[some[0]]
+        if self.hold:
+            out[-1] = self._subject >= 0 and self._holds < self._limit
+        return out
 
     def observe(self) -> NDArray[np.float32]:
         replay, seq, labels = self.replay, self.sequence, self.labels()
@@ -301,11 +367,20 @@ class ReferencePlacementEnv(PlacementEnv):
             replay.now,
             images,
         )
-        slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
-        head = replay.queue[: self.queue_slots]
-        if head:
-            slots[: len(head), :-1] = replay.demand(head) / self.spec.units
-            slots[: len(head), -1] = labels[head] / self.classes
+        head = self.slots()
+        if self.queue_images:
+            profiles = np.zeros((self.queue_slots, len(RESOURCES), self.history, self.spec.units))
+            for s, j in enumerate(head):
+                series = seq.usage[j][: self.history]  # (k, R) its first h steps
+                for k, row in enumerate(series):
+                    for r, u in enumerate(row):
+                        profiles[s, r, k, : min(int(u), self.spec.units)] = labels[j]
+            slots = profiles / self.classes
+        else:
+            slots = np.zeros((self.queue_slots, len(RESOURCES) + 1))
+            if head:
+                slots[: len(head), :-1] = replay.demand(head) / self.spec.units
+                slots[: len(head), -1] = labels[head] / self.classes
         backlog = max(len(replay.queue) - self.queue_slots, 0) / max(len(seq), 1)
         return np.concatenate(
             [images.ravel() / self.classes, slots.ravel(), [min(backlog, 1.0)]]
@@ -371,7 +446,7 @@ def _gym_class(gym):
             def __init__(self, core: PlacementEnv) -> None:
                 self.core = core
                 self.observation_space = gym.spaces.Box(0.0, 1.0, (core.obs_size,), np.float32)
-                self.action_space = gym.spaces.Discrete(core.spec.machines)
+                self.action_space = gym.spaces.Discrete(core.actions)
 
             def reset(self, *, seed=None, options=None):
                 super().reset(seed=seed)

@@ -36,15 +36,31 @@ CLAIMS = {
 
 
 def run_learned(sequence: Sequence, placer: Placer, env: PlacementEnv) -> ReplayResult:
-    """Replay ``sequence`` in ``env`` placing each queue head with ``placer``."""
+    """Replay ``sequence`` in ``env`` placing each decision's subject (``PlacementEnv.subject``)
+    with ``placer``. An env with the hold action is driven by the policy itself (greedy over the
+    mask, hold included): a placer can only name a machine."""
+    if env.hold:
+        policy = next(wp.plugin for wp in placer.plugins if hasattr(wp.plugin, "observe"))
+        network = LinearPolicy.load(policy.path)
+        if network.w2.shape[0] != env.actions:
+            raise ReclaimError(
+                f"tvw-rl policy has {network.w2.shape[0]} actions, the environment {env.actions}"
+            )
+        obs, info = env.reset(np.random.default_rng(0), sequence)
+        done = False
+        while not done:
+            action = network.act(obs[None, :], info["action_mask"][None, :])[0]
+            obs, _, terminated, truncated, info = env.step(int(action))
+            done = terminated or truncated
+        return env.replay.result()
     for wp in placer.plugins:
         if hasattr(wp.plugin, "observe"):
             wp.plugin.observe = lambda: obs  # late-bound: the observation of the current step
     obs, _ = env.reset(np.random.default_rng(0), sequence)
     replay = env.replay
     while not replay.done:
-        head = replay.queue[:1]
-        host = placer.place(replay.capacity_, replay.free(), replay.up_, replay.demand(head))[0]
+        subject = [env.subject()]
+        host = placer.place(replay.capacity_, replay.free(), replay.up_, replay.demand(subject))[0]
         if host < 0:
             raise ReclaimError("the placer found no machine for a workload the environment fits")
         obs, *_ = env.step(int(host))
@@ -93,8 +109,11 @@ class Learned:
             raise ReclaimError(f"{path}: trained with --classes {distance}, not {self.classes}")
         shape = {"history": trained["history"], "queue_slots": trained["queue_slots"]}
         if self.name == "deeprm":
-            return DeepRMEnv(spec=spec, **shape)
-        env = PlacementEnv(spec=spec, **shape)
+            # A selector trained before the slot images records none: the earlier state.
+            return DeepRMEnv(spec=spec, **shape, slot_images=trained.get("slot_images", False))
+        # A policy trained before the hold action records neither: the earlier environment.
+        mdp = {k: trained.get(k, False) for k in ("hold", "queue_images")}
+        env = PlacementEnv(spec=spec, **shape, **mdp, hold_limit=trained.get("hold_limit"))
         if saved is None:
             return env
         labeler = _labeler(json.dumps(saved, sort_keys=True))

@@ -27,8 +27,9 @@ SHIPPED = "tvw_rl_policy.npz"
 
 
 def network(obs_size: int, machines: int, hidden: int = HIDDEN):
-    """The paper's network in torch: logits over machines (softmax applied by the caller, after
-    the mask)."""
+    """The paper's network in torch: logits over the env's actions, ``machines`` of them (the
+    machines, and hold when the env has it: ``PlacementEnv.actions``); softmax applied by the
+    caller, after the mask."""
     from reclaim.rl.env import require
 
     nn = require("torch").nn
@@ -112,7 +113,8 @@ class TVWRL:
         logits = self.policy_.logits(self.observe()[None, :])[0]
         if len(logits) != feasible.shape[1]:
             raise ReclaimError(
-                f"tvw-rl policy was trained for {len(logits)} machines, not {feasible.shape[1]}"
+                f"tvw-rl policy has {len(logits)} actions, not {feasible.shape[1]} machines (a "
+                "policy with the hold action places through rl.evaluate.run_learned)"
             )
         return np.broadcast_to(logits, feasible.shape)
 

@@ -2,9 +2,9 @@
 iteration, episodes of 200 workloads), batched.
 
 Each iteration replays one training sequence (cycling over ``sequences`` drawn once from the
-pools) with ``trajectories`` copies of the environment stepped in lockstep: every decision places
-one workload, so all copies take exactly ``jobs`` decisions and one forward pass acts for all of
-them (the speed trick: 20x fewer network calls than stepping each copy alone). The baseline is
+pools) with ``trajectories`` copies of the environment stepped in lockstep: one forward pass acts
+for all of them (the speed trick: 20x fewer network calls than stepping each copy alone); copies
+that hold take more decisions than ``jobs``, and those that finish first are padded. The baseline is
 DeepRM's: the mean return-to-go over the copies at the same decision; the advantages are then
 scaled by their standard deviation, as the penalties run to millions.
 
@@ -127,32 +127,8 @@ def train(
     torch = require("torch")
     config.check()
     setup = settings(env)  # before training: a labeler it cannot record fails now
-    # The network is tiny: torch's thread pool costs more than it gains (milliseconds per call on
-    # two cores, benchmarks/bench_rl.py), and one thread makes runs reproducible.
-    torch.set_num_threads(1)
     sequences = sequences or training_set(env, config)
-    torch.manual_seed(config.seed)
-    net = network(env.obs_size, env.actions)
-    optimiser = torch.optim.Adam(net.parameters(), lr=config.lr)
-    start, history = 0, []
-    out.mkdir(parents=True, exist_ok=True)
-    if resume and (out / CHECKPOINT).is_file():
-        state = load_checkpoint(out)
-        saved = state["config"] | (state.get("settings") or _policy_settings(out))
-        asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
-        other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
-        if other:
-            raise ReclaimError(
-                f"{out / CHECKPOINT}: saved with other settings ({', '.join(other)}); drop --resume"
-            )
-        if state["iteration"] > config.iterations:  # else its policy would pass for a shorter run
-            raise ReclaimError(
-                f"{out / CHECKPOINT}: {state['iteration']} iterations done, more than the "
-                f"{config.iterations} asked for"
-            )
-        net.load_state_dict(state["net"])
-        optimiser.load_state_dict(state["optimiser"])
-        start, history = state["iteration"], state["history"]
+    net, optimiser, start, history = start_training(env, config, out, resume, setup)
     envs = [replace(env) for _ in range(config.trajectories)]
     for i in range(start, config.iterations):
         generator = torch.Generator().manual_seed(config.seed * 1_000_003 + i)
@@ -165,20 +141,61 @@ def train(
         history.append(mean_return)
         if on_iteration is not None:
             on_iteration(i, mean_return)
-        if (i + 1) % config.checkpoint_every == 0 or i + 1 == config.iterations:
-            state = {
-                "net": net.state_dict(),
-                "optimiser": optimiser.state_dict(),
-                "iteration": i + 1,
-                "history": history,
-                "config": asdict(config),
-                "settings": setup,
-            }
-            torch.save(state, out / CHECKPOINT)
+        save_checkpoint(out, i, config, net, optimiser, history, setup)
     run = {"iterations": config.iterations, "jobs": env.spec.jobs}
     policy = LinearPolicy.from_network(net, setup | run)
     policy.save(out / POLICY)
     return policy
+
+
+def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bool = True):
+    """The network (seeded with ``config.seed``) and Adam (``config.lr``) of a training run
+    into ``out`` (created), and (first iteration, returns so far): with ``resume`` and a
+    checkpoint there, its state (one-line error when it was saved with other settings than
+    ``config`` and ``setup``, or ran more iterations), else (0, []). ``legacy``: a checkpoint
+    without recorded settings takes them from out/policy.npz."""
+    torch = require("torch")
+    # The network is tiny: torch's thread pool costs more than it gains (milliseconds per call on
+    # two cores, benchmarks/bench_rl.py), and one thread makes runs reproducible.
+    torch.set_num_threads(1)
+    torch.manual_seed(config.seed)
+    net = network(env.obs_size, env.actions)
+    optimiser = torch.optim.Adam(net.parameters(), lr=config.lr)
+    out.mkdir(parents=True, exist_ok=True)
+    if not (resume and (out / CHECKPOINT).is_file()):
+        return net, optimiser, 0, []
+    state = load_checkpoint(out)
+    recorded = state.get("settings") or (_policy_settings(out) if legacy else {})
+    saved = state["config"] | recorded
+    asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
+    other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
+    if other:
+        raise ReclaimError(
+            f"{out / CHECKPOINT}: saved with other settings ({', '.join(other)}); drop --resume"
+        )
+    if state["iteration"] > config.iterations:  # else its policy would pass for a shorter run
+        raise ReclaimError(
+            f"{out / CHECKPOINT}: {state['iteration']} iterations done, more than the "
+            f"{config.iterations} asked for"
+        )
+    net.load_state_dict(state["net"])
+    optimiser.load_state_dict(state["optimiser"])
+    return net, optimiser, state["iteration"], state["history"]
+
+
+def save_checkpoint(out: Path, i: int, config, net, optimiser, history: list, setup: dict) -> None:
+    """After iteration ``i``: write out/checkpoint.pt when due (every ``checkpoint_every``
+    iterations, and the last)."""
+    if (i + 1) % config.checkpoint_every == 0 or i + 1 == config.iterations:
+        state = {
+            "net": net.state_dict(),
+            "optimiser": optimiser.state_dict(),
+            "iteration": i + 1,
+            "history": history,
+            "config": asdict(config),
+            "settings": setup,
+        }
+        require("torch").save(state, out / CHECKPOINT)
 
 
 def _policy_settings(out: Path) -> dict:
@@ -246,6 +263,12 @@ def settings(env) -> dict:
         "queue_slots": env.queue_slots,
         "load": env.load,
         **({"weights": asdict(env.weights)} if hasattr(env, "weights") else {}),
+        **(
+            {"hold": env.hold, "queue_images": env.queue_images, "hold_limit": env.hold_limit}
+            if hasattr(env, "hold")
+            else {}
+        ),
+        **({"slot_images": env.slot_images} if hasattr(env, "slot_images") else {}),
         **({"labeler": labeler.settings()} if labeler is not None else {}),
     }
 

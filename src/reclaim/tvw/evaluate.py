@@ -4,6 +4,16 @@ Every policy sees the same sequences (same workloads, same arrivals) at a given 
 their differences are the policies' own. A policy is a placer spec (``reclaim.placement``) and the
 view it places with (``tvw.replay``): by default the one the paper gives it, ``current`` for
 Best-Fit (and First-Fit), ``peak`` for Tetris and CORP; ``best-fit@peak`` overrides.
+
+One queue discipline for every placer (these heuristics and the learned ones, ``rl.env``): at
+each step the waiting workloads are taken in arrival order, and one that fits no machine is passed
+by later ones that fit (it keeps its place in the queue). Placers whose definition includes the
+choice of workload choose among all that wait: Tetris (``tvw.tetris``: the best-aligned pending
+workload) and DeepRM (its learned job-slot choice, ``rl.deeprm``).
+
+Utilisation counts each machine's usage up to its capacity (the units it can actually serve);
+what a machine is asked beyond that is the overshoot, reported on its own (``overshoot_*``), so an
+over-committing placer gains no utilisation from its overshoot.
 """
 
 from __future__ import annotations
@@ -18,12 +28,13 @@ import polars as pl
 from rich.console import Console
 
 from reclaim.errors import ReclaimError
-from reclaim.metrics.placement import operational_summary
+from reclaim.metrics.placement import operational_summary, utilisation
 from reclaim.placement import build_placer
 from reclaim.report.progress import count_progress
 from reclaim.tvw.pool import Pool, load_pool
 from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
+from reclaim.tvw.tetris import run_tetris
 from reclaim.types import RESOURCES
 
 #: The view each baseline has in the paper; anything else places on current usage.
@@ -68,7 +79,11 @@ class Policy:
 
 
 def run_policy(sequence: Sequence, policy: Policy, spec: ScenarioSpec) -> ReplayResult:
-    """Replay ``sequence`` with ``policy`` placing the queue, in arrival order, at every step."""
+    """Replay ``sequence`` with ``policy`` placing the queue, in arrival order, at every step
+    (a workload that fits nowhere is passed by later ones: the module's queue discipline).
+    ``tetris`` chooses the workload as well as the machine (``tvw.tetris``)."""
+    if policy.spec == "tetris":
+        return run_tetris(sequence, spec, policy.view)
     placer = build_placer(policy.spec)
     replay = Replay(sequence, spec.machines, spec.units, policy.view).reset()
     while True:
@@ -113,14 +128,7 @@ def evaluate(
                 for policy in policies:
                     result = policy.run(seq, spec)
                     capacity = np.full(result.usage.shape[-1], spec.units)
-                    metrics = operational_summary(
-                        result.usage,
-                        result.active,
-                        capacity,
-                        result.arrival,
-                        result.start,
-                        pool.period_s,
-                    )
+                    metrics = placement_metrics(result, capacity, pool.period_s)
                     rows.append(
                         {
                             "store": pool.name,
@@ -135,6 +143,18 @@ def evaluate(
                     if on_run is not None:
                         on_run()
     return pl.DataFrame(rows)
+
+
+def placement_metrics(result: ReplayResult, capacity, period_s: float) -> dict[str, float]:
+    """``operational_summary`` of a replay, utilisation counted up to capacity (usage clipped at
+    each machine's capacity; the overshoot metrics keep the excess)."""
+    metrics = operational_summary(
+        result.usage, result.active, capacity, result.arrival, result.start, period_s
+    )
+    served = np.minimum(result.usage, np.asarray(capacity, result.usage.dtype))
+    for r, u in zip(RESOURCES, utilisation(served, result.active, capacity), strict=True):
+        metrics[f"util_{r}"] = float(u)
+    return metrics
 
 
 def summarize(runs: pl.DataFrame) -> pl.DataFrame:

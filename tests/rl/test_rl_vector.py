@@ -1,0 +1,109 @@
+"""The vectorised env: every episode exactly the single env's (observations, masks, rewards,
+ends, placements) under the same actions, and the batched policy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from rl_sequences import SEQ, small_env
+
+from reclaim.errors import ReclaimError
+from reclaim.rl.env import PlacementEnv
+from reclaim.rl.policy import LinearPolicy
+from reclaim.rl.reinforce import TrainConfig, training_set
+from reclaim.rl.rewards import Weights
+from reclaim.rl.vector import VectorEnv, act
+from reclaim.tvw.scenario import ScenarioSpec
+
+
+def _lockstep(env, sequences, assign, seed, explore=0.3):
+    """Step a VectorEnv and one single env per episode with the same random actions; assert
+    every output equal, bit for bit."""
+    rng = np.random.default_rng(seed)
+    vec = VectorEnv(env, sequences, assign)
+    singles = [replace(env) for _ in assign]
+    obs, mask = vec.reset()
+    infos = []
+    for b, (single, s) in enumerate(zip(singles, assign, strict=True)):
+        o, info = single.reset(rng, sequences[s])
+        assert o.tobytes() == obs[b].tobytes() and info["action_mask"].tolist() == mask[b].tolist()
+        infos.append(info)
+    ended = np.zeros(len(assign), bool)
+    steps = 0
+    while not ended.all():
+        actions = np.zeros(len(assign), np.int64)
+        for b in range(len(assign)):
+            if ended[b]:
+                continue
+            if rng.random() < explore:
+                actions[b] = rng.integers(env.actions)
+            else:
+                actions[b] = rng.choice(np.flatnonzero(infos[b]["action_mask"]))
+        obs, reward, done, truncated, mask = vec.step(actions)
+        for b, single in enumerate(singles):
+            if ended[b]:
+                assert reward[b] == 0.0
+                continue
+            o, r, d, t, info = single.step(int(actions[b]))
+            assert o.tobytes() == obs[b].tobytes(), (b, steps)
+            assert info["action_mask"].tolist() == mask[b].tolist()
+            assert np.float64(r).tobytes() == np.float64(reward[b]).tobytes(), (r, reward[b])
+            assert (d, t) == (bool(done[b]), bool(truncated[b]))
+            infos[b] = info
+            ended[b] = d or t
+        steps += 1
+    for b, single in enumerate(singles):
+        assert vec.host(b).tolist() == single.replay.host_.tolist()
+        assert vec.start(b).tolist() == single.replay.start_.tolist()
+    return steps
+
+
+CASES = {
+    "default": {},
+    "high load": {"load": 0.9},
+    "demand slots, no hold": {"hold": False, "queue_images": False},
+    "classes by age": {
+        "labeler": lambda seq: 1 + (np.arange(len(seq))[:, None] + np.arange(4)) % 3,
+        "classes": 3,
+    },
+    "few holds, short history": {"hold_limit": 2, "history": 7, "queue_slots": 3},
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_vector_episodes_are_the_single_envs_bit_for_bit(bitbrains, case):
+    spec = replace(ScenarioSpec(), jobs=40)
+    env = PlacementEnv([bitbrains], spec=spec, **CASES[case])
+    sequences = training_set(env, TrainConfig(sequences=2, seed=5))
+    assert _lockstep(env, sequences, np.array([0, 1, 1, 0]), seed=3) > 40
+
+
+def test_hand_sequence_with_penalties():
+    env = small_env(weights=Weights(contention=1.0, underuse=1.0, overshoot=100.0, wait=10.0))
+    _lockstep(env, [SEQ], np.array([0, 0, 0]), seed=1, explore=0.5)
+
+
+def test_what_it_cannot_replay_fails_in_one_line(bitbrains):
+    with pytest.raises(ReclaimError, match="current view"):
+        VectorEnv(small_env(view="peak"), [SEQ])
+    with pytest.raises(ReclaimError, match="integral K_u"):
+        VectorEnv(small_env(weights=Weights(underuse=2.5)), [SEQ])
+    vec = VectorEnv(small_env(), [SEQ])
+    vec.reset()
+    with pytest.raises(ReclaimError, match="need 1 actions"):
+        vec.step(np.zeros(2, np.int64))
+
+
+def test_batched_policy_acts_as_the_policy_row_by_row():
+    rng = np.random.default_rng(0)
+    shapes = ((20, 12), (20,), (5, 20), (5,))
+    policy = LinearPolicy(*(rng.normal(size=s).astype(np.float32) for s in shapes), settings={})
+    obs = rng.random((64, 12)).astype(np.float32)
+    mask = rng.random((64, 5)) < 0.5
+    mask[:, 2] |= ~mask.any(axis=1)
+    greedy = act(policy, obs, mask)
+    assert greedy.tolist() == policy.act(obs, mask).tolist()
+    sampled = act(policy, obs, mask, np.random.default_rng(1))
+    assert mask[np.arange(64), sampled].all()
