@@ -528,6 +528,13 @@ def rl_train(
     k_o: Annotated[float, typer.Option(help="TVW-RL overshoot penalty K_o.")] = 30000.0,
     k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
     classes: Classes = "none",
+    vectorised: Annotated[
+        bool,
+        typer.Option(
+            help="TVW-RL at the paper's volume: every training sequence in every iteration, "
+            "episodes stepped together in compiled code (docs/rl.md)."
+        ),
+    ] = False,
     output: Annotated[
         Path,
         typer.Option(
@@ -548,7 +555,19 @@ def rl_train(
     config = TrainConfig(iterations, trajectories, sequences, lr, seed, checkpoint_every)
     paths = _usage_stores(store)
     weights = Weights(k_c, k_u, k_o, k_w) if agent == "tvw-rl" else None
-    run_training(paths, load / 100, jobs, config, output, resume, console, agent, weights, classes)
+    run_training(
+        paths,
+        load / 100,
+        jobs,
+        config,
+        output,
+        resume,
+        console,
+        agent,
+        weights,
+        classes,
+        vectorised,
+    )
     Console().print(f"policy: {output / POLICY}")
 
 

@@ -38,6 +38,22 @@ def test_train_then_eval_end_to_end(tmp_path):
     assert "paper's claimed range" in done.stdout
 
 
+def test_vectorised_training_repeats_bit_for_bit_from_its_settings(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        done = reclaim(
+            "rl", "train", "--vectorised", *TINY, "--store", _bitbrains(), "-o", str(tmp_path / name)
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs.append(LinearPolicy.load(tmp_path / name / "policy.npz"))
+    a, b = runs
+    assert a.settings["trainer"] == "vector" and len(a.settings["curve"]) == 1
+    assert a.settings["hold"] and a.settings == b.settings
+    for x, y in ((a.w1, b.w1), (a.b1, b.b1), (a.w2, b.w2), (a.b2, b.b2)):
+        assert np.array_equal(x, y)
+    assert a.w2.shape[0] == a.settings["machines"] + 1  # the hold action
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

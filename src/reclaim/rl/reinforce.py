@@ -296,11 +296,15 @@ def run_training(
     agent: str = "tvw-rl",
     weights: Weights | None = None,
     classes: str = "none",
+    vectorised: bool = False,
 ) -> LinearPolicy:
     """Pools from ``stores``, the paper's default environment of ``agent`` (tvw-rl or deeprm) at
     ``load`` with ``jobs`` per episode, and :func:`train` behind a progress bar (mean return).
     ``weights``: TVW-RL's penalty weights (the paper's by default; its Table 3 ablations vary them).
-    ``classes``: TVW-RL's equivalence classes (:func:`make_agent_env`).
+    ``classes``: TVW-RL's equivalence classes (:func:`make_agent_env`). ``vectorised``: TVW-RL
+    trained by :func:`reclaim.rl.vector_train.train_vectorised` at the paper's volume (every
+    training sequence x ``trajectories`` episodes per iteration; the fused first layer with one
+    class) instead of one sequence per iteration.
     """
     from rich.progress import (
         BarColumn,
@@ -335,4 +339,11 @@ def run_training(
         def tick(i: int, mean_return: float) -> None:
             progress.update(bar, completed=i + 1, ret=mean_return)
 
-        return train(env, config, out, resume, tick)
+        if not vectorised:
+            return train(env, config, out, resume, tick)
+        if agent != "tvw-rl":
+            raise ReclaimError("the vectorised trainer trains TVW-RL's placement, not DeepRM")
+        from reclaim.rl.vector_train import VectorConfig, train_vectorised
+
+        fields = asdict(config) | {"fused": classes == "none"}
+        return train_vectorised(env, VectorConfig(**fields), out, resume, tick)
