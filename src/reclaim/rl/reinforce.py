@@ -309,12 +309,12 @@ def run_training(
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
+    from reclaim.report.progress import LoggedProgress
     from reclaim.tvw.pool import load_pool
     from reclaim.tvw.scenario import ScenarioSpec
 
@@ -325,7 +325,7 @@ def run_training(
         if agent != "tvw-rl":
             raise ReclaimError("penalty weights K_c, K_u, K_o, K_w are TVW-RL's, not DeepRM's")
         env = replace(env, weights=weights)
-    with Progress(
+    with LoggedProgress(
         TextColumn("training"),
         BarColumn(),
         MofNCompleteColumn(),
