@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from reclaim.agent.cli import agent_app
 from reclaim.errors import ReclaimError
@@ -765,5 +766,5 @@ def main() -> None:
     try:
         app(prog_name="reclaim")
     except ReclaimError as err:
-        console.print(f"[bold red]error:[/] {err}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         sys.exit(err.exit_code)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import subprocess
@@ -146,3 +147,22 @@ def test_cli_console_script_end_to_end(fixtures, tmp_path):
     assert bad.stderr.count("\n") == 1
     assert bad.stderr.startswith(f"error: {cut}, line ")
     assert "compressed data is truncated or corrupt" in bad.stderr
+
+
+def test_a_byte_that_is_no_utf8_is_named_at_its_line(fixtures, tmp_path, monkeypatch, capsys):
+    src = tmp_path / "2013-7"
+    src.mkdir()
+    with gzip.open(fixtures / "bitbrains" / "2013-7" / "1.csv.gz", "rb") as f:
+        lines = f.read().split(b"\n")
+    lines[3] = lines[3].replace(b";", b"\xff;", 1)  # file line 4 (the header is line 1)
+    with gzip.open(src / "1.csv.gz", "wb") as f:
+        f.write(b"\n".join(lines))
+    code, out, err = run_cli(
+        monkeypatch, capsys, "traces", "import", "bitbrains", str(src), "-o", str(tmp_path / "s")
+    )
+    assert code == 2 and out == ""
+    # the column's name keeps its brackets: messages are not read as console markup
+    assert err == (
+        f"error: {src / '1.csv.gz'}, line 4: Timestamp [ms] is not UTF-8 text "
+        "(a byte that is no character)\n"
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 import tarfile
 import zlib
 from collections.abc import Iterator, Mapping
@@ -82,6 +83,8 @@ def csv_batches(
     raw = stream if stream is not None else open_binary(Path(name))
     with closing(raw):
         first = _read_line(raw, name, 1)
+        if not first:
+            return  # an empty file: no header, no rows (readers refuse or count it)
         names, header_lines = _column_names(first, layout, types, name)
         prefix = _read_line(raw, name, 2) if header_lines else first
         if not prefix:
@@ -89,6 +92,10 @@ def csv_batches(
         yield from _parse(
             name, _Stream(raw, prefix, layout.delete), layout, names, header_lines, types
         )
+
+
+_ARROW_ROW = re.compile(r"Row #(\d+)")
+_ARROW_COLUMN = re.compile(r"CSV column #(\d+)")
 
 
 def _parse(name, source, layout, names, header_lines, types) -> Iterator[pl.DataFrame]:
@@ -131,7 +138,15 @@ def _parse(name, source, layout, names, header_lines, types) -> Iterator[pl.Data
             problem = f"expected {row.expected_columns} fields, found {row.actual_columns}"
             at = header_lines + row.number if row.number else line + 1
             raise RowError(name, problem, at) from None
-        raise RowError(name, str(err).splitlines()[0], line + 1) from None
+        problem = str(err).splitlines()[0]
+        # pyarrow numbers the rows of the stream it was given (the lines after the header)
+        at = _ARROW_ROW.search(problem)
+        column = _ARROW_COLUMN.search(problem)
+        if "invalid UTF8" in problem and column is not None:
+            problem = (
+                f"{names[int(column[1])].strip()} is not UTF-8 text (a byte that is no character)"
+            )
+        raise RowError(name, problem, header_lines + int(at[1]) if at else line + 1) from None
 
 
 def _read_line(raw: BinaryIO, name: str | Path, line: int) -> bytes:
