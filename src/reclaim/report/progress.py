@@ -18,6 +18,7 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.text import Text
 
@@ -57,14 +58,17 @@ class LoggedProgress(Progress):
 
 
 def count_progress(unit: str, console: Console | None = None) -> Progress:
-    """Description, bar, done/total ``unit`` (a rich format: it may read task fields) and elapsed
-    time; gone once finished, so that the results printed next stand alone."""
+    """Description, bar, done/total ``unit`` (a rich format: it may read task fields), elapsed
+    time and the estimate of what is left; gone once finished, so that the results printed next
+    stand alone."""
     return LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn(unit),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         console=console,
         transient=True,
     )
