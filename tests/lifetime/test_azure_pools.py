@@ -7,13 +7,14 @@ import gzip
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.censoring import kaplan_meier
 from reclaim.lifetime.experiment import resolve_store
 from reclaim.lifetime.replay import PoolView, replay_pool
-from reclaim.lifetime.vms import _inverse_survival, azure_pool, load_vms
+from reclaim.lifetime.vms import _inverse_survival, azure_pool, impute_history, load_vms
 from reclaim.traces import import_trace
 
 START, CUT = 1_800_000, 1_803_000  # ten 5-minute bins, cut at the end of the tenth
@@ -143,3 +144,32 @@ def test_lava_azure_spec_parses_without_the_store(monkeypatch):
     assert len({r.pool.name for r in runs}) == 8 and {r.seed for r in runs} == {0, 1}
     assert all(r.pool.store == "env:RECLAIM_AZURE2017_STORE" for r in runs)
     assert all(r.pool.history_days == 3.47 for r in runs)
+
+
+def test_history_known_to_be_running_at_the_window_start_is_always_kept():
+    # Window VMs: lifetimes 1..1000 h, so S(d) at 500 h is about one half.
+    rng = np.random.default_rng(0)
+    n = 2000
+    hours = rng.uniform(1, 1000, n) * 3600.0
+    window = pl.DataFrame(
+        {"arrival": np.zeros(n), "exit": hours, "category": ["a"] * n, "batch_size": [1.0] * n}
+    )
+    start = 500 * 3600.0
+    m = 400
+    history = pl.DataFrame(
+        {
+            "arrival": np.zeros(m),
+            "exit": np.full(m, np.inf),
+            "category": ["a"] * m,
+            "batch_size": [1.0] * m,
+            # half unknown, half known to have run up to the window start (a dev VM at its cut)
+            "lifetime_min": [None] * (m // 2) + [start] * (m // 2),
+        },
+        schema_overrides={"lifetime_min": pl.Float64},
+    )
+    kept = impute_history(window, history, (start, 2 * start), seed=0)
+    known = kept.filter(pl.col("lifetime_min").is_not_null())
+    unknown = kept.filter(pl.col("lifetime_min").is_null())
+    assert known.height == m // 2  # alive at the start by what the trace says
+    assert 0.3 * m / 2 < unknown.height < 0.7 * m / 2  # alive with probability S(d) ~ 1/2
+    assert (known["exit"] >= start).all() and kept["imputed"].all()

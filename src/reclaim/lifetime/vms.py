@@ -253,7 +253,10 @@ def impute_history(
     alive then with probability S(d); one uniform u per VM (``default_rng([seed, 1])``) decides:
     alive iff u < S(d), lifetime = S^-1(u), and past the longest time the window shows (S never
     reaches u) it outlives the window (exit inf, right-censored). So every kept VM's lifetime is
-    drawn from S conditioned on surviving to the window start. ``span``: the window (start,
+    drawn from S conditioned on surviving to the window start. A history VM known to have run
+    ``a`` s already (``lifetime_min``: one still running at an earlier split's cut) draws from S
+    conditioned on that too (u scaled by S(a)), so it is alive at the window start whenever
+    ``a >= d``. ``span``: the window (start,
     end) s; ``window`` and ``history`` are load_vms frames (arrival, exit, category,
     batch_size)."""
     from reclaim.lifetime.censoring import kaplan_meier
@@ -268,6 +271,7 @@ def impute_history(
     h_batch = np.searchsorted(_BATCH_EDGES, history["batch_size"].to_numpy(), side="right")
     d = start - history["arrival"].to_numpy()
     u = np.random.default_rng([seed, 1]).random(history.height)
+    known = np.nan_to_num(history["lifetime_min"].to_numpy().astype(np.float64), nan=0.0)
     lifetime = np.full(history.height, np.nan)
     pooled = kaplan_meier(observed, ended)
     for flavour in np.unique(h_flavour):
@@ -279,7 +283,7 @@ def impute_history(
             km = pooled
             if member.sum() >= HISTORY_MIN_STRATUM and ended[member].any():
                 km = kaplan_meier(observed[member], ended[member])
-            lifetime[rows] = _inverse_survival(km, u[rows], d[rows])
+            lifetime[rows] = _inverse_survival(km, u[rows] * km(known[rows]), d[rows])
     keep = ~np.isnan(lifetime)
     kept = history.filter(pl.Series(keep))
     exit = kept["arrival"].to_numpy() + lifetime[keep]

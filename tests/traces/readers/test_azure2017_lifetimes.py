@@ -144,3 +144,34 @@ def test_the_shared_folder_imports(shared_traces, tmp_path):
         load_store(tmp_path / "store").workloads().group_by("status").len().collect().rows()
     )
     assert counts == {"unknown": 1_200_998, "ended": 244_842, "running": 14_317}
+
+
+def test_a_held_out_split_beside_dev_is_the_window_and_dev_its_history(shared_traces, tmp_path):
+    # A held-out split as the source ships it, made here from the dev split moved 300,000 s on:
+    # the window is the latest split, and the dev VMs still running at the dev cut become
+    # history (status unknown) that keeps the time they had run by that cut.
+    dev_cut = "v1.dev.c2100000.txt.gz"
+    src = shared_traces / "azure-public-dataset-v1-2017-vm-lifetimes"
+    if not src.is_dir():
+        pytest.skip("no Azure 2017 lifetimes folder")
+    folder = tmp_path / "with-test"
+    folder.mkdir()
+    for name in ("flav_map.txt", "v1.interval_map.txt", "v1.dev.txt.gz", dev_cut):
+        (folder / name).write_bytes((src / name).read_bytes())
+
+    def moved(name: str) -> bytes:
+        lines = gzip.decompress((src / name).read_bytes()).decode().splitlines()
+        out = [f"{int(t) + 300_000} {rest}" for t, rest in (line.split(" ", 1) for line in lines)]
+        return gzip.compress(("\n".join(out) + "\n").encode())
+
+    (folder / "v1.test.txt.gz").write_bytes(moved("v1.dev.txt.gz"))
+    (folder / "v1.test.c2400000.txt.gz").write_bytes(moved(dev_cut))
+    import_trace("azure2017-lifetimes", folder, tmp_path / "store")
+    store = load_store(tmp_path / "store")
+    assert store.meta["window_s"] == [2_100_000.0, 2_400_000.0]
+    rows = store.workloads().collect()
+    counts = dict(rows.group_by("status").len().rows())
+    assert counts == {"ended": 2 * 244_842, "running": 14_317, "unknown": 14_317}
+    history = rows.filter(pl.col("status") == "unknown")
+    assert history["lifetime_min"].null_count() == 0
+    assert (history["submit_time"] < 2_100_000).all()

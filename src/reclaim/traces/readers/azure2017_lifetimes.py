@@ -61,7 +61,10 @@ NOTES = (
     "the bin of the time it had run by the cut (the lifetime is above it).",
     "status 'unknown': arrivals of a split without a duration file (the source's train span); "
     "end_time and lifetime_min/max null. They are not in the lifetime window.",
-    "window_s = [first bin of the splits with durations, their latest cut].",
+    "window_s = [first bin, cut] of the latest split with a duration file. In an earlier split "
+    "with durations (e.g. dev beside a held-out test split), ended VMs keep their lifetimes and "
+    "those running at its cut become status 'unknown' (history before the window, imputed) "
+    "with lifetime_min/max still the time they had run by that cut.",
 )
 
 
@@ -200,6 +203,7 @@ class Azure2017Lifetimes(TraceReader):
         spans: list[tuple[float, float]] = []
         last_t = -1
         rest = files[2:]
+        windows = sum(1 for p in rest if _DURATIONS.fullmatch(p.name))  # duration splits left
         i = 0
         while i < len(rest):
             arrivals = rest[i]
@@ -217,11 +221,19 @@ class Azure2017Lifetimes(TraceReader):
             if cut is not None:
                 if cut <= last:
                     raise TraceError(partner, f"cut {cut} s is not after the last bin {last} s")
-                spans.append((float(first), float(cut)))
+                windows -= 1
+                if windows:  # an earlier lifetime split: history of the latest one
+                    df = df.with_columns(
+                        status=pl.when(pl.col("status") == RUNNING)
+                        .then(pl.lit(UNKNOWN))
+                        .otherwise(pl.col("status"))
+                    )
+                else:
+                    spans.append((float(first), float(cut)))
             out.write("workloads", df)
         if not spans:
             raise TraceError(files[0].parent, "no v1.<split>.c<T>.txt duration file: no lifetimes")
-        out.meta["window_s"] = [spans[0][0], max(end for _, end in spans)]
+        out.meta["window_s"] = list(spans[0])
         out.meta["flagged"] = {"workloads": flagged}
 
 
