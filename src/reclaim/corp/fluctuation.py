@@ -165,6 +165,36 @@ def _check(frame: pl.DataFrame, where: Path) -> None:
         )
 
 
+def window_positions(
+    values: GroupedArray,
+    series: NDArray[np.integer],
+    start_s: NDArray[np.floating],
+    n_slots: NDArray[np.integer],
+    period_s: float,
+    slot_s: float,
+    point: int,
+):
+    """Checks shared by both resamplers: (series, n_slots, lengths, indptr, slot positions in
+    samples (sum n_slots,)). ``point`` 1 (linear, slots are instants): the last slot must not pass
+    the last sample's timestamp, ``(length - 1) * period_s``; ``point`` 0 (hold, slots are
+    intervals): the last slot's end must not pass the end of the last interval,
+    ``length * period_s``."""
+    series = np.asarray(series, np.int64)
+    n_slots = np.asarray(n_slots, np.int64)
+    start_s = np.asarray(start_s, np.float64)
+    lengths = values.lengths[series]
+    end = start_s + (n_slots - point) * slot_s
+    limit = (lengths - point) * period_s + 1e-9
+    bad = (start_s < 0) | (end > limit)
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise ReclaimError(f"window {i} runs outside series {series[i]} ({lengths[i]} samples)")
+    indptr = np.concatenate([[0], np.cumsum(n_slots)]).astype(np.int64)
+    k = np.arange(indptr[-1]) - np.repeat(indptr[:-1], n_slots)
+    x = (np.repeat(start_s, n_slots) + k * slot_s) / period_s  # slot start, in samples
+    return series, n_slots, lengths, indptr, x
+
+
 @dataclass
 class PercentileSlots:
     """Resampler drawing 10-second slots from each window's distribution (module docstring).
@@ -193,13 +223,10 @@ class PercentileSlots:
         k = int(round(per))
         if abs(per - k) > 1e-9 or k < 1:
             raise ReclaimError(f"slots must divide the {period_s:g} s windows, got {slot_s:g} s")
-        series = np.asarray(series, np.int64)
-        n_slots = np.asarray(n_slots, np.int64)
+        series, n_slots, _, slot_ptr, _ = window_positions(
+            values, series, start_s, n_slots, period_s, slot_s, point=0
+        )
         first = np.floor(np.asarray(start_s, np.float64) / slot_s + 1e-9).astype(np.int64)
-        lengths = values.lengths[series]
-        if np.any((first < 0) | (first + n_slots > lengths * k)):
-            i = int(np.argmax((first < 0) | (first + n_slots > lengths * k)))
-            raise ReclaimError(f"window {i} runs outside series {series[i]} ({lengths[i]} samples)")
         # every 5-minute window any job touches, drawn once per job (jobs do not share draws)
         w_first = first // k
         w_last = (first + n_slots - 1) // k
@@ -209,7 +236,6 @@ class PercentileSlots:
         rows = values.indptr[series][job] + w_first[job] + (np.arange(win_ptr[-1]) - win_ptr[job])
         drawn = self.draw(rows, k)  # (W, k, 2)
         # slot s of job i is slot (first_i + s) of its first window onwards
-        slot_ptr = np.concatenate([[0], np.cumsum(n_slots)]).astype(np.int64)
         s = np.arange(slot_ptr[-1]) - np.repeat(slot_ptr[:-1], n_slots)
         pos = np.repeat(first, n_slots) + s - np.repeat(w_first * k, n_slots)
         flat = drawn.reshape(-1, 2)

@@ -82,7 +82,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from reclaim.corp.fluctuation import PercentileSlots, load_windows
+from reclaim.corp.fluctuation import PercentileSlots, load_windows, window_positions
 from reclaim.corp.metrics import paper_weights
 from reclaim.errors import ReclaimError
 from reclaim.state.grouped import GroupedArray
@@ -222,36 +222,6 @@ def split_pms(n_vms: int, n_pms: int, pm_capacity: ArrayLike = SL230):
     return pm[vm_pm] / per_pm[vm_pm, None], vm_pm, pm
 
 
-def _window_positions(
-    values: GroupedArray,
-    series: NDArray[np.integer],
-    start_s: NDArray[np.floating],
-    n_slots: NDArray[np.integer],
-    period_s: float,
-    slot_s: float,
-    point: int,
-):
-    """Checks shared by both resamplers: (series, n_slots, lengths, indptr, slot positions in
-    samples (sum n_slots,)). ``point`` 1 (linear, slots are instants): the last slot must not pass
-    the last sample's timestamp, ``(length - 1) * period_s``; ``point`` 0 (hold, slots are
-    intervals): the last slot's end must not pass the end of the last interval,
-    ``length * period_s``."""
-    series = np.asarray(series, np.int64)
-    n_slots = np.asarray(n_slots, np.int64)
-    start_s = np.asarray(start_s, np.float64)
-    lengths = values.lengths[series]
-    end = start_s + (n_slots - point) * slot_s
-    limit = (lengths - point) * period_s + 1e-9
-    bad = (start_s < 0) | (end > limit)
-    if np.any(bad):
-        i = int(np.argmax(bad))
-        raise ReclaimError(f"window {i} runs outside series {series[i]} ({lengths[i]} samples)")
-    indptr = np.concatenate([[0], np.cumsum(n_slots)]).astype(np.int64)
-    k = np.arange(indptr[-1]) - np.repeat(indptr[:-1], n_slots)
-    x = (np.repeat(start_s, n_slots) + k * slot_s) / period_s  # slot start, in samples
-    return series, n_slots, lengths, indptr, x
-
-
 def resample_hold(
     values: GroupedArray,
     series: NDArray[np.integer],
@@ -275,7 +245,7 @@ def resample_hold(
         raise ReclaimError(
             f"hold resampling needs 0 < slot_s <= period_s, got {slot_s}, {period_s}"
         )
-    series, n_slots, lengths, indptr, x0 = _window_positions(
+    series, n_slots, lengths, indptr, x0 = window_positions(
         values, series, start_s, n_slots, period_s, slot_s, point=0
     )
     x1 = x0 + slot_s / period_s
@@ -307,7 +277,7 @@ def resample_linear(
     ``v_k + (v_{k+1} - v_k) (t - k period) / period``. Every window must end at or before the
     series' last sample; nothing is extrapolated, no noise added.
     """
-    series, n_slots, lengths, indptr, x = _window_positions(
+    series, n_slots, lengths, indptr, x = window_positions(
         values, series, start_s, n_slots, period_s, slot_s, point=1
     )
     left = np.floor(x).astype(np.int64)
@@ -508,7 +478,7 @@ def _jobset(
     n = len(tasks)
     dur = duration[tasks]
     series = series_pool[rng.integers(0, len(series_pool), n)]
-    point = 1 if resample == "linear" else 0  # see _window_positions
+    point = 1 if resample == "linear" else 0  # see window_positions
     span = (shapes.lengths[series] - point) * period_s - (dur - point) * slot_s  # latest start, s
     start = rng.random(n) * span
     if resample in WINDOW_RESAMPLERS:  # whole slots inside the windows' grid
