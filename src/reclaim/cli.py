@@ -598,10 +598,11 @@ def rl_eval(
 ) -> None:
     """TVW-RL vs DeepRM+Best-Fit and the heuristics (the paper's Figs. 4-5), and our figures
     against the paper's claims."""
+    import polars as pl
     from rich.table import Table
 
     from reclaim.report.placement import metrics_table, plot_operational
-    from reclaim.rl.evaluate import CLAIMS, Learned, paper_comparison
+    from reclaim.rl.evaluate import CLAIMS, Learned, paired_vs_best_fit, paper_comparison
     from reclaim.tvw.evaluate import Policy, run_evaluation
     from reclaim.tvw.scenario import ScenarioSpec
 
@@ -627,7 +628,27 @@ def rl_eval(
     for row in comparison.iter_rows():
         table.add_row(*(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row))
     out.print(table)
-    out.print(f"results: {output}/runs.parquet, summary.parquet, comparison.parquet")
+    paired = paired_vs_best_fit(pl.read_parquet(output / "runs.parquet"))
+    paired.write_parquet(output / "paired.parquet")
+    table = Table(
+        title="TVW-RL minus Best-Fit on the same sequences: mean [95 % interval], paired t-test p",
+        title_justify="left",
+    )
+    for head in ("store", "load", "policy", "overshoot (pp)", "p", "machines used", "p"):
+        table.add_column(head, justify="left" if head in ("store", "policy") else "right")
+    for r in paired.iter_rows(named=True):
+        cells = [
+            f"{r[f'{m}_diff']:+.2f} [{r[f'{m}_diff_lo']:+.2f}, {r[f'{m}_diff_hi']:+.2f}]"
+            for m in ("overshoot_pct", "machines_used")
+        ]
+        table.add_row(
+            r["store"], f"{r['load']:.0%}", r["tvw_rl"],
+            cells[0], f"{r['overshoot_pct_p']:.2g}", cells[1], f"{r['machines_used_p']:.2g}",
+        )  # fmt: skip
+    out.print(table)
+    out.print(
+        f"results: {output}/runs.parquet, summary.parquet, comparison.parquet, paired.parquet"
+    )
 
 
 @rl_app.command("ablate")

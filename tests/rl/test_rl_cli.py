@@ -72,3 +72,31 @@ def _bitbrains() -> str:
     from reclaim.traces.store import sample_path
 
     return str(sample_path("bitbrains"))
+
+
+def test_paired_comparison_against_best_fit_on_the_same_sequences():
+    from reclaim.rl.evaluate import paired_vs_best_fit
+
+    rng = np.random.default_rng(0)
+    n = 30
+    base = {"store": ["s"] * n, "load": [0.5] * n, "sequence": list(range(n))}
+    bf_over = rng.uniform(2, 6, n)
+    runs = pl.concat(
+        [
+            pl.DataFrame(
+                base
+                | {"policy": ["best-fit@current"] * n, "overshoot_pct": bf_over}
+                | {"machines_used": np.full(n, 8.0)}
+            ),
+            pl.DataFrame(
+                base
+                | {"policy": ["tvw-rl"] * n, "overshoot_pct": bf_over - 1 + rng.normal(0, 0.1, n)}
+                | {"machines_used": np.full(n, 8.0)}
+            ),
+        ]
+    )
+    (row,) = paired_vs_best_fit(runs).iter_rows(named=True)
+    assert row["sequences"] == n
+    assert row["overshoot_pct_diff_lo"] < row["overshoot_pct_diff"] < row["overshoot_pct_diff_hi"]
+    assert -1.1 < row["overshoot_pct_diff"] < -0.9 and row["overshoot_pct_p"] < 1e-10
+    assert row["machines_used_diff"] == 0 and row["machines_used_p"] == 1.0

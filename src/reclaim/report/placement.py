@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -51,13 +52,21 @@ def metrics_table(summary: pl.DataFrame, store: str) -> Table:
     """Mean over sequences of each metric, one row per load and policy, for ``store``."""
     sub = summary.filter(pl.col("store") == store)
     n = int(sub["sequences"].max()) if len(sub) else 0
-    table = Table(title=f"{store}: operational excellence, mean of {n} sequences")
+    table = Table(title=f"{store}: operational excellence, mean of {n} sequences ± 95 % interval")
     table.add_column("load", justify="right")
     table.add_column("policy")
     for _, head, _ in PANELS:
         table.add_column(head, justify="right")
     for row in sub.iter_rows(named=True):
-        cells = [fmt.format(row[col]) for col, _, fmt in PANELS]
+        cells = [
+            fmt.format(row[col])
+            + (
+                f" ±{fmt.format(half)}"
+                if math.isfinite(half := row.get(f"{col}_half") or math.nan)
+                else ""
+            )
+            for col, _, fmt in PANELS
+        ]
         table.add_row(f"{row['load']:.0%}", row["policy"], *cells)
     return table
 

@@ -18,6 +18,7 @@ import polars as pl
 
 from reclaim.errors import ReclaimError
 from reclaim.placement import Placer
+from reclaim.report.experiment_data import t_half_width
 from reclaim.rl.deeprm import SHIPPED as DEEPRM_SHIPPED
 from reclaim.rl.deeprm import DeepRMEnv, run_deeprm
 from reclaim.rl.env import PlacementEnv
@@ -130,6 +131,36 @@ def _labeler(saved: str) -> RunningClasses:
     """The labeller of a policy's settings (JSON), fitted once per process: a fit takes seconds
     and :meth:`Learned.run` runs once per sequence."""
     return RunningClasses.rebuild(json.loads(saved))
+
+
+def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
+    """Per store, load and TVW-RL policy: its overshoot (pp) and machines used minus Best-Fit's
+    on the same sequences, the mean difference with its 95 % t-interval and the paired t-test's
+    two-sided p-value (no difference)."""
+    from scipy import stats
+
+    frame = runs.with_columns(policy=pl.col("policy").str.split("@").list.first())
+    best = frame.filter(pl.col("policy") == "best-fit")
+    rows = []
+    for label in [p for p in frame["policy"].unique(maintain_order=True) if p.startswith("tvw-rl")]:
+        ours = frame.filter(pl.col("policy") == label)
+        pairs = ours.join(best, on=["store", "load", "sequence"], suffix="_bf")
+        for (store, load), group in pairs.group_by("store", "load", maintain_order=True):
+            row = {"store": store, "load": load, "tvw_rl": label, "sequences": group.height}
+            for metric in ("overshoot_pct", "machines_used"):
+                d = (group[metric] - group[f"{metric}_bf"]).to_numpy()
+                half = float(t_half_width(np.std(d, ddof=1), len(d))) if len(d) > 1 else np.nan
+                p = stats.ttest_rel(d, np.zeros_like(d)).pvalue if len(d) > 1 else np.nan
+                if np.isnan(p) and not d.any():
+                    p = 1.0  # the same on every sequence
+                row |= {
+                    f"{metric}_diff": float(d.mean()),
+                    f"{metric}_diff_lo": float(d.mean() - half),
+                    f"{metric}_diff_hi": float(d.mean() + half),
+                    f"{metric}_p": float(p),
+                }
+            rows.append(row)
+    return pl.DataFrame(rows)
 
 
 def paper_comparison(summary: pl.DataFrame) -> pl.DataFrame:

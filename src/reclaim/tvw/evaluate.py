@@ -30,6 +30,7 @@ from rich.console import Console
 from reclaim.errors import ReclaimError
 from reclaim.metrics.placement import operational_summary, utilisation
 from reclaim.placement import build_placer
+from reclaim.report.experiment_data import t_half_width
 from reclaim.report.progress import count_progress
 from reclaim.tvw.pool import Pool, load_pool
 from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
@@ -158,13 +159,17 @@ def placement_metrics(result: ReplayResult, capacity, period_s: float) -> dict[s
 
 
 def summarize(runs: pl.DataFrame) -> pl.DataFrame:
-    """Mean and standard deviation over sequences of every metric, per store, load and policy, in
-    the order the runs came."""
+    """Mean, standard deviation and 95 % t-interval half-width (``_half``) over sequences of
+    every metric, per store, load and policy, in the order the runs came."""
     cols = [*METRICS, "overshoot_cpu", "overshoot_mem", "offered_cpu", "offered_mem", "unplaced"]
-    return runs.group_by("store", "load", "policy", maintain_order=True).agg(
+    summary = runs.group_by("store", "load", "policy", maintain_order=True).agg(
         pl.len().alias("sequences"),
         *(pl.col(c).mean() for c in cols),
         *(pl.col(c).std().alias(f"{c}_std") for c in METRICS),
+    )
+    n = summary["sequences"].to_numpy()
+    return summary.with_columns(
+        pl.Series(f"{c}_half", t_half_width(summary[f"{c}_std"].to_numpy(), n)) for c in METRICS
     )
 
 
