@@ -22,18 +22,24 @@ FIT_TOLERANCE = 1e-6  # same as framework.FIT_TOLERANCE
 def run_starts(request):
     """(k+1,) int64 bounds of the runs of identical rows in ``request`` (B, R), B >= 1:
     run ``i`` is ``request[starts[i]:starts[i+1]]``."""
+    return run_starts_into(request, np.empty(len(request) + 1, np.int64))
+
+
+@numba.njit(cache=True)
+def run_starts_into(request, out):
+    """:func:`run_starts` written to ``out`` (B + 1,) (the event loop's scratch, no allocation);
+    returns the view of it that holds the bounds."""
     n, n_res = request.shape
-    starts = np.empty(n + 1, np.int64)
+    out[0] = 0
     k = 1
-    starts[0] = 0
     for i in range(1, n):
         for r in range(n_res):
             if request[i, r] != request[i - 1, r]:
-                starts[k] = i
+                out[k] = i
                 k += 1
                 break
-    starts[k] = n
-    return starts[: k + 1]
+    out[k] = n
+    return out[: k + 1]
 
 
 @numba.njit(cache=True)

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from reclaim.placement._kernels import fill_run, fill_run_into, run_starts
+from reclaim.placement._kernels import fill_run, fill_run_into, run_starts, run_starts_into
 from reclaim.placement.plugins.best_fit import best_fit_kernel
 from reclaim.placement.plugins.first_fit import first_fit_kernel
 from reclaim.types import CPU, MEM, R, Status
@@ -804,23 +804,6 @@ def _request_tuple(request, i, buf):
     for r in range(R):
         buf[r] = np.float64(request[i, r])
     return to_fixed_tuple(buf, R)
-
-
-@numba.njit(cache=True)
-def run_starts_into(request, out):
-    """:func:`reclaim.placement._kernels.run_starts` of ``request`` (B, R), B >= 1, written to
-    ``out`` (B + 1,); returns the view of it that holds the bounds."""
-    n, n_res = request.shape
-    out[0] = 0
-    k = 1
-    for i in range(1, n):
-        for r in range(n_res):
-            if request[i, r] != request[i - 1, r]:
-                out[k] = i
-                k += 1
-                break
-    out[k] = n
-    return out[: k + 1]
 
 
 @numba.njit(cache=True)
