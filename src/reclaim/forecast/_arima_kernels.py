@@ -6,7 +6,8 @@ KPSS tests for d, then a stepwise search over (p, q, constant) where every candi
 CSS-ML, each fit being two ``scipy.optimize.minimize(method="BFGS")`` runs over its C++ objective
 functions. The C++ parts take microseconds; the Python around them (scipy's line search and finite
 differences, thousands of calls per series) takes 60-110 ms per series. This module is the same
-algorithm with every step compiled: about 3.5 ms of CPU per window of 40, and a batch runs
+algorithm with every step compiled: about 3.5 ms of CPU per window of 40 (0.94 ms per window of
+10, the length at a series' first selection in the simulator), and a batch runs
 without a Python loop per series, its series spread over numba's threads
 (:func:`auto_arima_batch`):
 
@@ -46,6 +47,8 @@ import math
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import intrinsic
 
 from reclaim.forecast._online_kernels import KAPPA
 
@@ -83,6 +86,9 @@ _jit = numba.njit(cache=True, error_model="numpy")
 #: - every call passes run-time values, never literal constants: numba compiles a copy of a
 #:   function per literal argument value (there were 12 copies of the objective and a 220 s
 #:   first compilation).
+#: - the arrays the objective reads reach it borrowed (:func:`_borrow`): each owned array passed
+#:   to a function that is not inlined costs two atomic reference-count operations, and those took
+#:   60 % of a selection on real windows of 10 (1.56 -> 0.94 ms per window on one thread).
 _jit_outline = numba.njit(
     cache=True, error_model="numpy", debug=True, boundscheck=False, _dbg_extend_lifetimes=False
 )
@@ -548,10 +554,53 @@ def objective(kind, par, x, n, xreg, nx, p, q, d, delta, st, first):
     return 0.5 * (math.log(s2) + sumlog / nu)
 
 
+@intrinsic
+def _float_pointer(typingctx, address):
+    """The integer ``address`` as a float64 pointer (for :func:`_borrow`)."""
+    sig = types.CPointer(types.float64)(types.uintp)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+@_jit_inline
+def _borrow(a):
+    """A view of the contiguous float64 array ``a`` that does not own its memory.
+
+    Why: passing an owned array to a function that is not inlined costs an atomic increment and
+    decrement of its reference count, and the objective takes about 15 arrays; with one to three
+    hundred evaluations per candidate model those atomics took 60 % of a selection on windows of
+    10. A borrowed view skips them. The caller keeps the owner alive for as long as the view is
+    used (:func:`_select_chunk`)."""
+    return numba.carray(_float_pointer(a.ctypes.data), a.shape)
+
+
+@_jit
+def _borrowed(st):
+    """:func:`workspace` ``st`` as borrowed views (:func:`_borrow`)."""
+    return (
+        _borrow(st[0]),
+        _borrow(st[1]),
+        _borrow(st[2]),
+        _borrow(st[3]),
+        _borrow(st[4]),
+        _borrow(st[5]),
+        _borrow(st[6]),
+        _borrow(st[7]),
+        _borrow(st[8]),
+        _borrow(st[9]),
+        _borrow(st[10]),
+    )
+
+
 @_jit
 def workspace(n, vmax, rdmax):
     """Scratch arrays of one fit: xadj, w, resid (n), phi, theta (vmax), a (rdmax), P, Pn, q0
-    (rdmax^2), work (getQ0's and arima_like's scratch), x1 (vmax, the gradient's trial point)."""
+    (rdmax^2), work (getQ0's and arima_like's scratch), x1 (3 vmax: the gradient's trial point,
+    then :func:`bfgs`'s iterate and line-search point, kept here so that they reach the objective
+    borrowed, :func:`_borrow`)."""
     rr = rdmax * rdmax
     npr = rdmax * (rdmax + 1) // 2
     nwork = max(4 * npr + npr * (npr - 1) // 2, 3 * rdmax + 2 * rr)
@@ -566,7 +615,7 @@ def workspace(n, vmax, rdmax):
         np.zeros(rr),
         np.zeros(rr),
         np.zeros(nwork),
-        np.zeros(vmax),
+        np.zeros(3 * vmax),
     )
 
 
@@ -1059,12 +1108,14 @@ def bfgs(kind, x0, nv, prob, evals, xout, H):
     norm, the update of H) go through BLAS, here through :func:`_descent`, :func:`_dot`,
     :func:`_norm` and :func:`_bfgs_update`; with numpy's in their place the port gives scipy's
     iterates, result and number of evaluations bit for bit (tests/forecast/test_arima.py)."""
-    xk = np.empty(nv)
+    points = prob[8][10]  # the workspace's x1: the gradient's trial point, then xk and xt
+    m = len(points) // 3
+    xk = points[m : m + nv]
     for i in range(nv):
         xk[i] = x0[i]
     gfk = np.empty(nv)
     pk = np.empty(nv)
-    xt = np.empty(nv)
+    xt = points[2 * m : 2 * m + nv]
     gt = np.empty(nv)
     sk = np.empty(nv)
     yk = np.empty(nv)
@@ -1416,8 +1467,13 @@ def _newmodel(p, q, c, rp, rq, rc, k):
 
 
 @_jit
-def auto_arima(x, n, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, best):
+def auto_arima(
+    x, n, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, xreg_buf, delta_buf, best
+):
     """statsforecast's ``auto_arima_f`` for one non-seasonal window without missing values.
+
+    st: a :func:`workspace`; xreg_buf (>= n), delta_buf (>= max(max_d, 1)): scratch for the
+    regressor and the differencing polynomial, which every evaluation of the objective reads.
 
     Returns (status, p, d, q); ``best`` receives phi (p), theta (q), the intercept, the drift and
     sigma^2 at offsets 0, p, p + q, p + q + 1, p + q + 2. A constant window is the mean model
@@ -1438,9 +1494,10 @@ def auto_arima(x, n, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, s
     d = ndiffs(x, n, max_d, buf)
     if d < 0 or n - d <= 0:
         return FAILED, 0, 0, 0
-    delta = np.zeros(max(d, 1))
+    delta = delta_buf[: max(d, 1)]
+    delta[:] = 0.0
     _set_delta(d, delta)
-    xreg = np.empty(n)
+    xreg = xreg_buf[:n]
     for i in range(n):
         buf[i] = x[i]
     for _ in range(d):
@@ -1600,12 +1657,14 @@ def _finish(best, p, d, q, constant):
 
 
 @_jit
-def _select_into(x, s, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, best, outs):
+def _select_into(
+    x, s, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, xreg, delta, best, outs
+):
     """:func:`auto_arima` on window ``x``, written at row ``s`` of the batch outputs."""
     out_status, out_orders, out_phi, out_theta, out_delta, out_mu, out_drift, out_sigma2 = outs
     n = len(x)
     status, p, d, q = auto_arima(
-        x, n, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, best
+        x, n, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, xreg, delta, best
     )
     out_status[s] = status
     out_phi[s, :] = 0.0
@@ -1634,6 +1693,57 @@ def _select_into(x, s, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean,
 #: Series per parallel task: each task allocates its own workspace, so results do not depend on
 #: the number of threads or on which thread ran a series.
 CHUNK = 4
+
+
+@_jit
+def _select_chunk(
+    data,
+    indptr,
+    rows,
+    lo,
+    hi,
+    n_max,
+    max_p,
+    max_q,
+    max_d,
+    ic,
+    stepwise,
+    allowdrift,
+    allowmean,
+    outs,
+):
+    """:func:`_select_into` for ``rows[lo:hi]`` with one fresh workspace, passed down borrowed
+    (:func:`_borrow`): the owners below stay referenced until the loop is done."""
+    vmax = max_p + max_q + 1
+    owned = workspace(n_max, vmax, max(max_p, max_q + 1) + max_d)
+    xreg_owned = np.empty(n_max)
+    delta_owned = np.zeros(max(max_d, 1))
+    st = _borrowed(owned)
+    xreg = _borrow(xreg_owned)
+    delta = _borrow(delta_owned)
+    best = np.zeros(vmax + 3)
+    for k in range(lo, hi):
+        s = rows[k]
+        x = _borrow(data[indptr[s] : indptr[s + 1]])
+        _select_into(
+            x,
+            s,
+            max_p,
+            max_q,
+            max_d,
+            ic,
+            stepwise,
+            allowdrift,
+            allowmean,
+            st,
+            xreg,
+            delta,
+            best,
+            outs,
+        )
+    # the last use of the owners: numba frees an array after its last use, and the views must
+    # not outlive them
+    return owned[0].size + xreg_owned.size + delta_owned.size
 
 
 @numba.njit(cache=True, error_model="numpy", parallel=True)
@@ -1671,15 +1781,23 @@ def auto_arima_batch(
     for k in range(len(rows)):
         s = rows[k]
         n_max = max(n_max, indptr[s + 1] - indptr[s])
-    vmax = max_p + max_q + 1
-    rdmax = max(max_p, max_q + 1) + max_d
     outs = (out_status, out_orders, out_phi, out_theta, out_delta, out_mu, out_drift, out_sigma2)
     for chunk in numba.prange((len(rows) + CHUNK - 1) // CHUNK):
-        st = workspace(n_max, vmax, rdmax)
-        best = np.zeros(vmax + 3)
-        for k in range(chunk * CHUNK, min(len(rows), (chunk + 1) * CHUNK)):
-            s = rows[k]
-            x = data[indptr[s] : indptr[s + 1]]
-            _select_into(
-                x, s, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, best, outs
-            )
+        lo = chunk * CHUNK
+        hi = min(len(rows), lo + CHUNK)
+        _select_chunk(
+            data,
+            indptr,
+            rows,
+            lo,
+            hi,
+            n_max,
+            max_p,
+            max_q,
+            max_d,
+            ic,
+            stepwise,
+            allowdrift,
+            allowmean,
+            outs,
+        )
