@@ -8,7 +8,13 @@ import pytest
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.spec import load_spec, parse_spec
-from reclaim.lifetime.experiment import Pool, peak_demand, pool_capacity, uses_lifetimes
+from reclaim.lifetime.experiment import (
+    Pool,
+    lifetime_plugins,
+    peak_demand,
+    pool_capacity,
+    uses_lifetimes,
+)
 from reclaim.lifetime.vms import VmTable
 
 SPEC = """
@@ -82,14 +88,19 @@ def test_the_shipped_lava_spec_parses_with_every_pool():
     spec = load_spec("lava")
     assert set(spec.pools) == {"dlrm-cn", "dlrm-hn", "openb"}
     labels = {r.label for r in spec.runs("small")}
-    assert "lava>las>best-fit (model)" in labels
-    assert "las>best-fit (oracle) defrag=lars" in labels
+    # every placer ranks the stranding score first (docs/lava.md)
+    assert "stranding>best-fit" in labels
+    assert "stranding>lava>las>best-fit (model)" in labels
+    assert "stranding>las>best-fit (oracle) defrag=lars" in labels
 
 
 def test_uses_lifetimes_reads_every_level_of_a_placer_spec():
     assert uses_lifetimes("lava>las>best-fit")
     assert uses_lifetimes("tetris:1+las:2")
     assert not uses_lifetimes("best-fit")
+    assert lifetime_plugins("stranding>lava>las>best-fit") == "lava>las"
+    assert lifetime_plugins("tetris:1+las:2") == "las"
+    assert lifetime_plugins("stranding>best-fit") == ""
 
 
 def test_peak_demand_counts_overlap_and_frees_exits_before_arrivals_at_one_instant():

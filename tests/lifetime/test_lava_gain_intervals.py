@@ -7,7 +7,8 @@ import polars as pl
 from reclaim.report.lava import cells, gain_table, paper_table
 
 
-def _runs(pools: int) -> pl.DataFrame:
+def _runs(pools: int, above: str = "") -> pl.DataFrame:
+    """Runs of best-fit and LAS, every placer under the scores ``above`` ("stranding>", ...)."""
     rows = []
     for p in range(pools):
         for seed in (0, 1):
@@ -16,6 +17,7 @@ def _runs(pools: int) -> pl.DataFrame:
                 ("las>best-fit", "oracle", "none", 2.0 + p + seed),
                 ("las>best-fit", "oracle", "lars", 1.0),
             ):
+                placement = above + placement
                 label = placement if lifetimes == "none" else f"{placement} ({lifetimes})"
                 if defrag != "none":
                     label += f" defrag={defrag}"
@@ -57,3 +59,17 @@ def test_paper_table_keeps_per_pool_rows_for_few_pools_only():
     _, rows = paper_table(cells(few), few)
     las = [r[3] for r in rows if r[1].startswith("las>best-fit (oracle)")]
     assert las == ["all 2 pools", "p00", "p01"]
+
+
+def test_the_baseline_is_the_placer_without_lifetimes_under_the_same_scores():
+    runs = _runs(2, above="stranding>")
+    _, rows = gain_table(runs)
+    assert rows[0][:2] == ["stranding>best-fit", "baseline"]
+    assert [r[0] for r in rows[1:]] == [
+        "stranding>las>best-fit (oracle)",
+        "stranding>las>best-fit (oracle) defrag=lars",
+    ]
+    # the paper's LAS row matches LAS whatever ranks above it
+    _, rows = paper_table(cells(runs), runs)
+    las = [r for r in rows if r[1].startswith("las>best-fit (oracle)")]
+    assert [r[3] for r in las] == ["all 2 pools", "p00", "p01"]

@@ -14,7 +14,7 @@ def test_lava_tiny_runs_resumes_and_reports_against_the_paper(tmp_path):
     assert set(runs["pool"]) == {"dlrm-hn"}
     # every run measures the same span on the same pool
     assert runs["hosts"].n_unique() == 1 and runs["measured_days"].n_unique() == 1
-    baseline = runs.filter(pl.col("label") == "best-fit")
+    baseline = runs.filter(pl.col("label") == "stranding>best-fit")
     assert baseline["migrations"].item() == 0 and baseline["model_calls"].item() == 0
     lars = runs.filter(pl.col("defrag") == "lars")
     assert lars["list_migrations_baseline"].item() > 0

@@ -324,10 +324,16 @@ def resolve_store(ref: str) -> str:
     return store
 
 
+def lifetime_plugins(placement: str) -> str:
+    """The lifetime-aware plugins of a placer spec, in its order, joined by ``>``: "lava>las" for
+    ``"stranding>lava>las>best-fit"``, "" for a placer that ignores lifetimes (a baseline)."""
+    names = [p.split(":")[0].strip() for p in re.split(r"[>,+]", placement)]
+    return ">".join(n for n in names if n in _LIFETIME_PLUGINS)
+
+
 def uses_lifetimes(placement: str) -> bool:
     """Whether a placer spec has a lifetime-aware plugin."""
-    parts = re.split(r"[>,+]", placement)
-    return any(p.split(":")[0].strip() in _LIFETIME_PLUGINS for p in parts)
+    return bool(lifetime_plugins(placement))
 
 
 # ---------------------------------------------------------------------------------- execution

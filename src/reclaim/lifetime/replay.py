@@ -43,8 +43,10 @@ class PoolView:
     migrated counts on both its hosts); vm_host: (N,) int32 host of each VM, -1 when not running;
     vm_dst: (N,) int32 destination of a migration in flight, -1 otherwise; vm_start: (N,) float64
     time the VM started (NaN before); vm_seq: (N,) int64 order in which VMs were placed on their
-    current host (migration re-stamps it). ``plugin_state``: per-plugin state keyed by plugin name,
-    so a fresh view means fresh plugin state and plugin objects hold settings only.
+    current host (migration re-stamps it); axes: (k,) int64 the resources some host has, the only
+    ones placement sees; lacking: (N,) bool VMs asking for a resource no host has (rejected).
+    ``plugin_state``: per-plugin state keyed by plugin name, so a fresh view means fresh plugin
+    state and plugin objects hold settings only.
 
     Lifetimes come from ``predictor`` through :meth:`initial` (remaining at uptime 0, computed once
     per VM; with ``initial_for_all``, for every VM of the table at the first need) and
@@ -73,6 +75,12 @@ class PoolView:
         self.vm_dst = np.full(n, -1, np.int32)
         self.vm_start = np.full(n, np.nan)
         self.vm_seq = np.zeros(n, np.int64)
+        # The placer sees only the resources the pool has: scores that divide by the largest
+        # capacity (best-fit's dominant share) are undefined on an axis of zero capacity. A VM
+        # asking for a resource the pool lacks fits nowhere and is rejected.
+        has = self.capacity.sum(axis=0) > 0
+        self.axes = np.flatnonzero(has)
+        self.lacking = (vms.request[:, ~has] > 0).any(axis=1)
         self.plugin_state: dict[str, object] = {}
         self.model_calls, self.predictions, self.model_s = 0, 0, 0.0
         self._seq = 0
@@ -393,11 +401,6 @@ class _Run:
         self.view, self.placer, self.defrag = view, placer, defrag
         self.m0, self.m1, self.shapes, self.weights = m0, m1, shapes, weights
         self.engine: Engine | None = None
-        # The placer sees only the resources the pool has: scores that divide by the largest
-        # capacity (best-fit's dominant share) are undefined on an axis of zero capacity. A VM
-        # asking for a resource the pool lacks fits nowhere and is rejected.
-        self.axes = np.flatnonzero(view.capacity.sum(axis=0) > 0)
-        self.lacking = (view.vms.request[:, view.capacity.sum(axis=0) <= 0] > 0).any(axis=1)
         self.last = view.now
         self.empty_integral = 0.0
         self.migrations = self.rejected = 0
@@ -431,9 +434,9 @@ class _Run:
 
     def _choose(self, vm: int) -> int:
         """The placer's host for ``vm`` now (-1: none fits); binds nothing."""
-        if self.lacking[vm]:
+        view, axes = self.view, self.view.axes
+        if view.lacking[vm]:
             return -1
-        view, axes = self.view, self.axes
         return int(
             self.placer.place(
                 view.capacity[:, axes],

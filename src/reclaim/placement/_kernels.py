@@ -233,7 +233,7 @@ def next_best(ok, levels):
 
 @numba.njit(cache=True)
 def copies_that_fit(free, h, req):
-    """How many copies of ``req`` (R,) float64 fit in ``free[h]``, as ``framework._copies_that_fit``
+    """How many copies of ``req`` (R,) float64 fit in ``free[h]``, as ``framework.copies_that_fit``
     counts them (capped at the int32 maximum)."""
     most = np.inf
     for r in range(len(req)):

@@ -435,7 +435,7 @@ class Placer:
             if self.monotone:
                 # Fill hosts best-first: a monotone score keeps the filled host on top until full,
                 # so one ranking places the whole run (or fills every feasible host).
-                per_host = _copies_that_fit(free[order], req)
+                per_host = copies_that_fit(free[order], req)
                 take = np.minimum(per_host, np.maximum(count - placed - _prefix(per_host), 0))
                 chosen = np.repeat(order, take).astype(np.int32)
                 free[order] -= take[:, None] * req[None, :].astype(np.float64)
@@ -448,12 +448,19 @@ class Placer:
         return np.concatenate(out) if out else np.empty(0, np.int32)
 
 
-def _copies_that_fit(free: NDArray[np.float64], req: NDArray) -> NDArray[np.int64]:
-    """(H,) how many copies of ``req`` fit in each row of ``free``."""
-    req = req.astype(np.float64)
+def copies_that_fit(free: NDArray[np.float64], req: NDArray) -> NDArray[np.int64]:
+    """How many copies of ``req`` fit in ``free``, over the last (resource) axis: (H,) for
+    ``free`` (H, R) and ``req`` (R,); other shapes broadcast, e.g. (H, 1, R) and (K, R) -> (H, K)."""
+    req = np.asarray(req, np.float64)
+    most = np.full(np.broadcast_shapes(np.shape(free)[:-1], req.shape[:-1]), np.inf)
+    # Speed trick: a minimum per resource instead of .min(axis=-1), which numpy runs ~50x slower
+    # over a short last axis (1.8 ms against 35 us for 2 x 1,468 hosts x 16 shapes x 2 resources;
+    # with the same in ``stranding``, a ``stranding>best-fit`` replay of dlrm-cn: 17 s -> 6 s).
     with np.errstate(divide="ignore", invalid="ignore"):
-        per = np.where(req > 0, np.floor((free + FIT_TOLERANCE) / req), np.inf)
-    return np.minimum(per.min(axis=1), np.iinfo(np.int32).max).astype(np.int64)
+        for r in range(req.shape[-1]):
+            room = np.floor((free[..., r] + FIT_TOLERANCE) / req[..., r])
+            np.minimum(most, np.where(req[..., r] > 0, room, np.inf), out=most)
+    return np.minimum(most, np.iinfo(np.int32).max).astype(np.int64)
 
 
 def _prefix(x: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -12,14 +12,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from reclaim.lifetime.experiment import lifetime_plugins  # noqa: E402
 from reclaim.report.experiment_data import ResultStore, read_store, t_interval  # noqa: E402
 from reclaim.report.experiment_tables import Rows  # noqa: E402
 from reclaim.report.html import Section  # noqa: E402
 
-BASELINE = "best-fit"
 SOURCE = "LAVA paper, section 6 (Figure 6, Table 2)"
 _REQUIRED = ["run_id", "label", "pool", "placement", "lifetimes", "defrag", "seed"]
-#: (placement, lifetimes, paper's empty-host gain over its production baseline in pp, where)
+#: (placement, lifetimes, paper's empty-host gain over its production baseline in pp, where); a
+#: run matches by its lifetime-aware plugins, whatever scores rank above or below them.
 PAPER_GAINS = (
     ("lava>las>best-fit", "model", 6.5, "Fig. 6, mean of 24 C2 pools"),
     ("las>best-fit", "model", 6.1, "Fig. 6, mean of 24 C2 pools"),
@@ -44,13 +45,26 @@ _COLUMNS = [
 ]
 
 
+def _placed_by(runs: pl.DataFrame, plugins: str) -> pl.Expr:
+    """Runs whose placer has the lifetime-aware plugins ``plugins`` (as ``lifetime_plugins``
+    gives them), whatever other scores it ranks them with."""
+    names = [p for p in runs["placement"].unique().to_list() if lifetime_plugins(p) == plugins]
+    return pl.col("placement").is_in(names)
+
+
+def baseline(runs: pl.DataFrame) -> pl.Expr:
+    """The baseline's runs: the placer without a lifetime-aware plugin (best-fit, alone or under
+    the scores every placer of the spec ranks above it), no defragmentation."""
+    return _placed_by(runs, "") & (pl.col("defrag") == "none")
+
+
 def load(root: Path) -> ResultStore:
-    """The store at ``root`` with ``empty_gain_pp``: a run's empty hosts minus those of best-fit
-    on the same pool, scale and seed (null without that baseline)."""
+    """The store at ``root`` with ``empty_gain_pp``: a run's empty hosts minus those of the
+    :func:`baseline` on the same pool, scale and seed (null without that baseline)."""
     runs, meta, pending = read_store(root, _REQUIRED)
     key = ["experiment", "scale", "pool", "seed"]
     base = (
-        runs.filter((pl.col("placement") == BASELINE) & (pl.col("defrag") == "none"))
+        runs.filter(baseline(runs))
         .group_by(key)
         .agg(baseline_empty_pct=pl.col("empty_hosts_pct").mean())
     )
@@ -99,16 +113,17 @@ def gain_table(runs: pl.DataFrame) -> Rows:
     (pool, seed) run, the pools it is positive on, and rejected VMs (mean per run)."""
     header = ["placement", "empty hosts vs best-fit, mean [95 % CI]", "pools > 0", "rejected"]
     rows = []
-    data = runs.filter((pl.col("placement") != BASELINE) | (pl.col("defrag") != "none"))
+    data = runs.filter(~baseline(runs))
     for (label,), part in data.group_by("label", maintain_order=True):
         gains = part["empty_gain_pp"].drop_nulls().to_list()
         per_pool = part.group_by("pool").agg(pl.col("empty_gain_pp").mean())["empty_gain_pp"]
         positive = f"{int((per_pool > 0).sum())} of {per_pool.drop_nulls().len()}"
         rejected = f"{part['rejected'].mean():.1f}" if "rejected" in part.columns else "-"
         rows.append([str(label), _interval_text(gains), positive, rejected])
-    base = runs.filter((pl.col("placement") == BASELINE) & (pl.col("defrag") == "none"))
+    base = runs.filter(baseline(runs))
     if not base.is_empty() and "rejected" in base.columns:
-        rows.insert(0, [BASELINE, "baseline", "-", f"{base['rejected'].mean():.1f}"])
+        label = ", ".join(base["label"].unique(maintain_order=True).to_list())
+        rows.insert(0, [label, "baseline", "-", f"{base['rejected'].mean():.1f}"])
     return header, rows
 
 
@@ -123,7 +138,7 @@ def paper_table(table: pl.DataFrame, runs: pl.DataFrame | None = None) -> Rows:
         setting = f"{placement} ({lifetimes}): empty hosts vs baseline"
         if runs is not None and pools > 1:
             part = runs.filter(
-                (pl.col("placement") == placement)
+                _placed_by(runs, lifetime_plugins(placement))
                 & (pl.col("lifetimes") == lifetimes)
                 & (pl.col("defrag") == "none")
             )
@@ -133,7 +148,7 @@ def paper_table(table: pl.DataFrame, runs: pl.DataFrame | None = None) -> Rows:
         if pools > PER_POOL_ROWS and runs is not None:
             continue
         ours = table.filter(
-            (pl.col("placement") == placement)
+            _placed_by(table, lifetime_plugins(placement))
             & (pl.col("lifetimes") == lifetimes)
             & (pl.col("defrag") == "none")
         )
@@ -184,9 +199,7 @@ def lars_reduction(table: pl.DataFrame) -> dict[str, float | None]:
 
 def plot_gains(table: pl.DataFrame, out: Path) -> Path | None:
     """Bars: empty-host gain over best-fit per pool and placer, model and oracle side by side."""
-    data = table.filter(
-        (pl.col("defrag") == "none") & (pl.col("placement") != BASELINE)
-    ).drop_nulls("empty_gain_pp")
+    data = table.filter((pl.col("defrag") == "none") & ~baseline(table)).drop_nulls("empty_gain_pp")
     if data.is_empty():
         return None
     pools = data["pool"].unique(maintain_order=True).to_list()

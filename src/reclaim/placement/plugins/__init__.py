@@ -6,5 +6,6 @@ from reclaim.placement.plugins import (  # noqa: F401
     first_fit,
     lifetime,
     random_fit,
+    stranding,
     tetris,
 )
