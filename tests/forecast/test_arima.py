@@ -9,7 +9,7 @@ import pytest
 from scipy.linalg import solve_discrete_lyapunov
 
 from reclaim.forecast import _arima_kernels, _online_kernels
-from reclaim.forecast.arima import AutoArima
+from reclaim.forecast.arima import SELECTIONS, AutoArima, SelectionCache
 from reclaim.forecast.base import ForecastError
 from reclaim.registry import build
 from reclaim.state.grouped import GroupedArray
@@ -471,17 +471,26 @@ def test_compiled_selection_matches_statsforecast_on_real_windows(store_windows)
     np.testing.assert_allclose(fc.std, ref.std, rtol=1e-5)
 
 
+def _uncached(y: GroupedArray, h: int):
+    """A forecast whose selections all run in the kernel (none from the process's cache)."""
+    SELECTIONS.clear()
+    model = AutoArima()
+    out = model.forecast(y, h)
+    assert getattr(model, "reused_", 0) == 0
+    return out
+
+
 def test_compiled_selection_is_deterministic_and_independent_of_the_batch(store_windows):
     y = GroupedArray.from_series(store_windows)
-    a = AutoArima().forecast(y, 4)
-    b = AutoArima().forecast(y, 4)
+    a = _uncached(y, 4)
+    b = _uncached(y, 4)
     np.testing.assert_array_equal(a.mean, b.mean)
     np.testing.assert_array_equal(a.std, b.std)
     # in another order and alone: the same model bit for bit (no state leaks between series)
-    c = AutoArima().forecast(GroupedArray.from_series(store_windows[::-1]), 4)
+    c = _uncached(GroupedArray.from_series(store_windows[::-1]), 4)
     np.testing.assert_array_equal(c.mean[::-1], a.mean)
     np.testing.assert_array_equal(c.std[::-1], a.std)
-    d = AutoArima().forecast(GroupedArray.from_series(store_windows[5:6]), 4)
+    d = _uncached(GroupedArray.from_series(store_windows[5:6]), 4)
     np.testing.assert_array_equal(d.mean[0], a.mean[5])
     # on one thread: the same (the batch is spread over numba's threads)
     import numba
@@ -489,11 +498,40 @@ def test_compiled_selection_is_deterministic_and_independent_of_the_batch(store_
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
     try:
-        e = AutoArima().forecast(y, 4)
+        e = _uncached(y, 4)
     finally:
         numba.set_num_threads(threads)
     np.testing.assert_array_equal(e.mean, a.mean)
     np.testing.assert_array_equal(e.std, a.std)
+
+
+def test_a_window_selected_before_reuses_its_model_bit_for_bit(store_windows):
+    y = GroupedArray.from_series(store_windows)
+    first = _uncached(y, 4)
+    # the same windows, half of them shifted by a constant: those are new windows
+    shifted = [w + 1.0 if i % 2 else w for i, w in enumerate(store_windows)]
+    model = AutoArima()
+    again = model.forecast(GroupedArray.from_series(shifted), 4)
+    assert model.reused_ == (len(store_windows) + 1) // 2
+    np.testing.assert_array_equal(again.mean[::2], first.mean[::2])
+    np.testing.assert_array_equal(again.std[::2], first.std[::2])
+    np.testing.assert_array_equal(
+        again.mean[1::2], _uncached(GroupedArray.from_series(shifted), 4).mean[1::2]
+    )
+    # other settings are other selections
+    other = AutoArima(max_p=1)
+    other.forecast(y, 4)
+    assert getattr(other, "reused_", 0) == 0
+
+
+def test_the_selection_cache_drops_the_least_recently_used():
+    cache = SelectionCache(2)
+    cache.put(("a",), np.zeros(1))
+    cache.put(("b",), np.ones(1))
+    assert cache.get(("a",)) is not None  # a is now the most recent
+    cache.put(("c",), np.ones(1))
+    assert cache.get(("b",)) is None and cache.get(("a",)) is not None
+    assert len(cache.rows) == 2
 
 
 def test_polynomial_and_constant_windows_get_statsforecasts_fixed_models():
