@@ -78,3 +78,95 @@ def test_batched_predict_equals_one_series_at_a_time():
     ref = slow.predict(GroupedArray.from_series([usage[i] for i in range(8)]), req[:8])
     np.testing.assert_array_equal(ref.symbol, batch.symbol[:8])
     np.testing.assert_allclose(ref.corrected, batch.corrected[:8], atol=1e-6)
+
+
+def _tasks(statistic="level", extremes="slots", n_series=150):
+    """Kernel arguments for every series at its end and two earlier origins (more than a chunk)."""
+    flat = _Flat.of(_series(n_series, seed=2))
+    model = UnusedPredictor(statistic=statistic, hmm_extremes=extremes)
+    starts = np.repeat(flat.indptr[:-1], 3)
+    ends = starts + np.maximum(np.repeat(flat.lengths, 3) - np.tile([0, 6, 30], n_series), 0)
+    return model, flat, starts, ends
+
+
+def _kernel(flat, starts, ends, model, tol=1e-2):
+    from reclaim.forecast._corp_kernels import hmm_corrections
+
+    return hmm_corrections(
+        1.0 - flat.u, starts, ends, model.horizon, model.hmm_history, model.min_symbols,
+        int(model.statistic == "range"), int(model.hmm_extremes == "windows"), model.hmm_iter, tol,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("statistic", ["level", "range"])
+@pytest.mark.parametrize("extremes", ["slots", "windows"])
+def test_batched_kernel_is_bit_for_bit_a_serial_reference(statistic, extremes):
+    """Thresholds, symbols and corrections against plain sequential Python (the kernel's sums
+    run in the same order), the HMM by the per-series kernel entry point: equal, not close."""
+    from reclaim.forecast._corp_kernels import next_symbol_probs
+    from reclaim.forecast.corp import counted_hmm
+
+    model, flat, starts, ends = _tasks(statistic, extremes)
+    sym, corr = _kernel(flat, starts, ends, model)
+    big_l, windows = model.horizon, extremes == "windows"
+    for k, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        n_obs = min(model.hmm_history, (b - a) // big_l)
+        hist = [1.0 - x for x in flat.u[b - n_obs * big_l : b].tolist()]
+        blocks = [hist[j * big_l : (j + 1) * big_l] for j in range(n_obs)]
+        if n_obs < model.min_symbols or max(hist) - min(hist) == 0.0:
+            assert (sym[k], corr[k]) == (CENTER, 0.0)
+            continue
+        means = [_seq_sum(x) / big_l for x in blocks]
+        ref = means if windows else hist
+        lo_v, hi_v, mean = min(ref), max(ref), _seq_sum(ref) / len(ref)
+        lo, hi = lo_v + 0.5 * (mean - lo_v), mean + 0.5 * (hi_v - mean)
+        value = means if statistic == "level" else [max(x) - min(x) for x in blocks]
+        s = np.array([VALLEY if v <= lo else CENTER for v in value], np.int64)
+        if hi_v > lo_v:
+            s[np.array(value) >= hi] = PEAK
+        else:
+            s[:] = CENTER
+        _, p, _, _ = next_symbol_probs(s, *counted_hmm(s, s), model.hmm_iter, 1e-2)
+        nxt = CENTER if p[CENTER] >= p.max() else int(np.argmax(p))
+        size = min(hi_v - mean, mean - lo_v)
+        assert sym[k] == nxt
+        assert corr[k] == {PEAK: size, VALLEY: -size, CENTER: 0.0}[nxt]
+    assert (sym != CENTER).any()
+
+
+def _seq_sum(xs):
+    total = 0.0
+    for x in xs:
+        total += x
+    return total
+
+
+def test_batched_kernel_does_not_depend_on_order_chunks_or_the_stopping_shortcut():
+    """Each task alone, the batch reversed and the whole batch agree bit for bit (the workspace
+    carries nothing from one task to the next); tol=NaN takes the exact log-likelihood path at
+    every iteration and never stops, as tol=-inf does through the running products."""
+    model, flat, starts, ends = _tasks()
+    sym, corr = _kernel(flat, starts, ends, model)
+    rev = _kernel(flat, starts[::-1].copy(), ends[::-1].copy(), model)
+    np.testing.assert_array_equal(rev[0][::-1], sym)
+    np.testing.assert_array_equal(rev[1][::-1], corr)
+    for k in range(0, len(starts), 37):
+        one = _kernel(flat, starts[k : k + 1], ends[k : k + 1], model)
+        assert (one[0][0], one[1][0]) == (sym[k], corr[k])
+    never = _kernel(flat, starts, ends, model, tol=-np.inf)
+    exact = _kernel(flat, starts, ends, model, tol=np.nan)
+    np.testing.assert_array_equal(never[0], exact[0])
+    np.testing.assert_array_equal(never[1], exact[1])
+
+
+def test_predict_reads_only_the_tail_it_needs(monkeypatch):
+    """Dividing only the last ``_reach()`` slots by the request changes no output bit."""
+    util = _series(30, seed=3)
+    usage = GroupedArray.from_series([np.concatenate([u, u, u]) for u in util])
+    model = UnusedPredictor(**TINY).fit(usage)
+    assert usage.lengths.max() > model._reach()  # some series are cut
+    fast = model.predict(usage)
+    monkeypatch.setattr(UnusedPredictor, "_reach", lambda self: 10**9)
+    slow = model.predict(usage)
+    for field in ("dnn", "corrected", "lower", "sigma", "symbol", "unlock", "fallback"):
+        np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field))

@@ -47,9 +47,8 @@ import math
 
 import numba
 import numpy as np
-from numba.core import types
-from numba.extending import intrinsic
 
+from reclaim._numba_util import borrow as _borrow
 from reclaim.forecast._online_kernels import KAPPA
 
 #: scipy's BFGS as statsforecast runs it: forward differences with this absolute step (the square
@@ -552,29 +551,6 @@ def objective(kind, par, x, n, xreg, nx, p, q, d, delta, st, first):
     if s2 <= 0:
         return np.nan
     return 0.5 * (math.log(s2) + sumlog / nu)
-
-
-@intrinsic
-def _float_pointer(typingctx, address):
-    """The integer ``address`` as a float64 pointer (for :func:`_borrow`)."""
-    sig = types.CPointer(types.float64)(types.uintp)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-
-    return sig, codegen
-
-
-@_jit_inline
-def _borrow(a):
-    """A view of the contiguous float64 array ``a`` that does not own its memory.
-
-    Why: passing an owned array to a function that is not inlined costs an atomic increment and
-    decrement of its reference count, and the objective takes about 15 arrays; with one to three
-    hundred evaluations per candidate model those atomics took 60 % of a selection on windows of
-    10. A borrowed view skips them. The caller keeps the owner alive for as long as the view is
-    used (:func:`_select_chunk`)."""
-    return numba.carray(_float_pointer(a.ctypes.data), a.shape)
 
 
 @_jit

