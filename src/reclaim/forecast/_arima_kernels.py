@@ -1633,12 +1633,12 @@ def _finish(best, p, d, q, constant):
 
 
 @_jit
-def _select_into(
-    x, s, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, xreg, delta, best, outs
-):
-    """:func:`auto_arima` on window ``x``, written at row ``s`` of the batch outputs."""
+def _select_into(x, s, settings, st, xreg, delta, best, outs):
+    """:func:`auto_arima` on window ``x`` with ``settings`` (:func:`_select_chunk`), written at row
+    ``s`` of the batch outputs."""
     out_status, out_orders, out_phi, out_theta, out_delta, out_mu, out_drift, out_sigma2 = outs
     n = len(x)
+    max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean = settings
     status, p, d, q = auto_arima(
         x, n, max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean, st, xreg, delta, best
     )
@@ -1672,24 +1672,11 @@ CHUNK = 4
 
 
 @_jit
-def _select_chunk(
-    data,
-    indptr,
-    rows,
-    lo,
-    hi,
-    n_max,
-    max_p,
-    max_q,
-    max_d,
-    ic,
-    stepwise,
-    allowdrift,
-    allowmean,
-    outs,
-):
+def _select_chunk(data, indptr, rows, lo, hi, n_max, settings, outs):
     """:func:`_select_into` for ``rows[lo:hi]`` with one fresh workspace, passed down borrowed
-    (:func:`_borrow`): the owners below stay referenced until the loop is done."""
+    (:func:`_borrow`): the owners below stay referenced until the loop is done. ``settings``:
+    max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean."""
+    max_p, max_q, max_d = settings[0], settings[1], settings[2]
     vmax = max_p + max_q + 1
     owned = workspace(n_max, vmax, max(max_p, max_q + 1) + max_d)
     xreg_owned = np.empty(n_max)
@@ -1701,22 +1688,7 @@ def _select_chunk(
     for k in range(lo, hi):
         s = rows[k]
         x = _borrow(data[indptr[s] : indptr[s + 1]])
-        _select_into(
-            x,
-            s,
-            max_p,
-            max_q,
-            max_d,
-            ic,
-            stepwise,
-            allowdrift,
-            allowmean,
-            st,
-            xreg,
-            delta,
-            best,
-            outs,
-        )
+        _select_into(x, s, settings, st, xreg, delta, best, outs)
     # the last use of the owners: numba frees an array after its last use, and the views must
     # not outlive them
     return owned[0].size + xreg_owned.size + delta_owned.size
@@ -1758,22 +1730,7 @@ def auto_arima_batch(
         s = rows[k]
         n_max = max(n_max, indptr[s + 1] - indptr[s])
     outs = (out_status, out_orders, out_phi, out_theta, out_delta, out_mu, out_drift, out_sigma2)
+    settings = (max_p, max_q, max_d, ic, stepwise, allowdrift, allowmean)
     for chunk in numba.prange((len(rows) + CHUNK - 1) // CHUNK):
         lo = chunk * CHUNK
-        hi = min(len(rows), lo + CHUNK)
-        _select_chunk(
-            data,
-            indptr,
-            rows,
-            lo,
-            hi,
-            n_max,
-            max_p,
-            max_q,
-            max_d,
-            ic,
-            stepwise,
-            allowdrift,
-            allowmean,
-            outs,
-        )
+        _select_chunk(data, indptr, rows, lo, min(len(rows), lo + CHUNK), n_max, settings, outs)
