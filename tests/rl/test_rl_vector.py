@@ -85,6 +85,30 @@ def test_hand_sequence_with_penalties():
     _lockstep(env, [SEQ], np.array([0, 0, 0]), seed=1, explore=0.5)
 
 
+def test_a_reset_replays_as_a_fresh_env(bitbrains):
+    """reset clears only the steps an episode wrote: the second run equals a fresh env's."""
+    env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=40))
+    sequences = training_set(env, TrainConfig(sequences=2, seed=5))
+    policy = LinearPolicy(
+        *(np.random.default_rng(0).normal(size=s).astype(np.float32) for s in
+          ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))),
+        settings={},
+    )  # fmt: skip
+    used = VectorEnv(env, sequences, np.array([0, 1, 1]))
+    runs = []
+    for vec in (used, used, VectorEnv(env, sequences, np.array([0, 1, 1]))):
+        rng = np.random.default_rng(7)
+        obs, mask = vec.reset()
+        out = [obs.copy(), mask.copy()]
+        while not vec.ended.all():
+            obs, reward, _, _, mask = vec.step(act(policy, obs, mask, rng))
+            out += [obs.copy(), reward.copy(), mask.copy()]
+        runs.append(out)
+    for run in runs[1:]:
+        assert len(run) == len(runs[0])
+        assert all(np.array_equal(x, y) for x, y in zip(runs[0], run, strict=True))
+
+
 def test_what_it_cannot_replay_fails_in_one_line(bitbrains):
     with pytest.raises(ReclaimError, match="current view"):
         VectorEnv(small_env(view="peak"), [SEQ])

@@ -76,6 +76,14 @@ class VectorEnv:
         self._clock = np.zeros((b, 7), np.int64)
         limits = self._njobs[self.assign] if env.hold_limit is None else env.hold_limit
         self._limits = np.broadcast_to(np.asarray(limits, np.int64), (b,)).copy()
+        # one episode's scratch, reused by every episode's step (rl._vector_kernels.step_all)
+        self._work = (
+            np.zeros(h, bool),
+            np.zeros((3, 4)),
+            np.zeros(env.queue_slots, np.int64),
+            np.zeros(n, np.int64),
+            np.zeros(h * r * env.history, np.int64),
+        )
         # compact (rl.fused): per episode the level of each image row (min(usage, C) pixels of
         # the one label) and the backlog, instead of the (D,) observation
         self.compact = compact
@@ -173,7 +181,6 @@ class VectorEnv:
             env.spec.units,
             env.history,
             env.classes,
-            env.queue_slots,
             env.queue_images,
             env.hold,
             self.obs,
@@ -184,6 +191,7 @@ class VectorEnv:
             self.compact,
             self.levels,
             self.tail,
+            self._work,
         )
         if bad >= 0:
             raise ReclaimError(
