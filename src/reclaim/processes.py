@@ -39,9 +39,8 @@ def share_cores(threads: int) -> None:
     """Give this worker's numba kernels ``threads`` threads: its share of the cores.
 
     Why: by default every worker starts one numba thread per core, and OpenMP's idle threads spin
-    while they wait, so two workers on two cores each running a parallel kernel spent much of
-    their time spinning (an ARIMA shaping run took 5 minutes instead of about 1). The kernels give
-    the same results whatever the number of threads."""
+    while they wait, so workers running parallel kernels at once take cores from each other's
+    useful threads. The kernels give the same results whatever the number of threads."""
     import numba
 
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
