@@ -374,24 +374,11 @@ def _hmm_task(unused, end, n_obs, big_l, statistic, extremes, n_iter, tol, pseud
 
 
 @_jit
-def _corrections_chunk(
-    unused,
-    starts,
-    ends,
-    lo,
-    hi,
-    big_l,
-    hmm_history,
-    min_symbols,
-    statistic,
-    extremes,
-    n_iter,
-    tol,
-    sym,
-    corr,
-):
+def _corrections_chunk(unused, starts, ends, lo, hi, settings, sym, corr):
     """:func:`hmm_corrections` for tasks ``lo:hi`` with one workspace, passed down borrowed: the
-    owner stays referenced until the loop is done."""
+    owner stays referenced until the loop is done. ``settings``: big_l, hmm_history, min_symbols,
+    statistic, extremes, n_iter, tol."""
+    big_l, hmm_history, min_symbols, statistic, extremes, n_iter, tol = settings
     owned = workspace(hmm_history)
     ws = _borrowed(owned)
     u = borrow(unused)
@@ -423,22 +410,8 @@ def hmm_corrections(
     k_tasks = len(starts)
     sym = np.full(k_tasks, CENTER, np.int8)
     corr = np.zeros(k_tasks)
+    settings = (big_l, hmm_history, min_symbols, statistic, extremes, n_iter, tol)
     for c in range((k_tasks + CHUNK - 1) // CHUNK):
         lo = c * CHUNK
-        _corrections_chunk(
-            unused,
-            starts,
-            ends,
-            lo,
-            min(k_tasks, lo + CHUNK),
-            big_l,
-            hmm_history,
-            min_symbols,
-            statistic,
-            extremes,
-            n_iter,
-            tol,
-            sym,
-            corr,
-        )
+        _corrections_chunk(unused, starts, ends, lo, min(k_tasks, lo + CHUNK), settings, sym, corr)
     return sym, corr
