@@ -125,11 +125,15 @@ def _parse(name, source, layout, names, header_lines, types) -> Iterator[pl.Data
                 null_values=[""],  # only an empty field is missing; "NaN" stays visible as NaN
             ),
         )
-        for batch in reader:
-            lines = np.arange(line + 1, line + 1 + batch.num_rows, dtype=np.int64)
-            df = pl.from_arrow(batch).hstack([pl.Series("_line", lines)])
-            line += batch.num_rows
-            yield cast_columns(df, name, types)
+        # closed however the loop ends: a reader left open when a bad value stops the import
+        # keeps pyarrow's read-ahead thread alive into interpreter shutdown, which then aborts
+        # ("terminate called without an active exception", about once in 150 imports)
+        with reader:
+            for batch in reader:
+                lines = np.arange(line + 1, line + 1 + batch.num_rows, dtype=np.int64)
+                df = pl.from_arrow(batch).hstack([pl.Series("_line", lines)])
+                line += batch.num_rows
+                yield cast_columns(df, name, types)
     except STREAM_ERRORS as err:
         raise RowError(name, f"compressed data is truncated or corrupt ({err})", line + 1) from None
     except pa.ArrowInvalid as err:
