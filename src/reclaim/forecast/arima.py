@@ -374,8 +374,15 @@ class AutoArima(Reselecting):
         mu, drift, sigma2 = np.zeros(n), np.zeros(n), np.zeros(n)
         data = np.ascontiguousarray(tails.data, np.float64)
         indptr = tails.indptr.astype(np.int64)
-        settings = (self.max_p, self.max_q, self.max_d, self.ic, self.stepwise)
-        settings += (self.allowdrift, self.allowmean)
+        settings = (
+            self.max_p,
+            self.max_q,
+            self.max_d,
+            self.ic,
+            self.stepwise,
+            self.allowdrift,
+            self.allowmean,
+        )
         keys = [(settings, data[indptr[i] : indptr[i + 1]].tobytes()) for i in rows]
         known = [SELECTIONS.get(key) for key in keys]
         new = rows[np.array([k is None for k in known], bool)]
