@@ -132,6 +132,17 @@ def test_grace_period_keeps_the_reservation(tree, tmp_path):
     assert soft_limit_gib(root, version, "web-0") < 0.2
 
 
+def test_gp_forecasts_shape_with_the_default_window(tree, tmp_path):
+    # GP on the paper's ten-value history needs 12 samples to model a series: with a window of
+    # 10 (the old default) every forecast was the fallback and nothing was ever shaped
+    root, version = tree
+    agent = make_agent(tmp_path, root, forecaster="gp-exp")
+    run_steady(agent, root, version, periods=11)
+    assert soft_limit_gib(root, version, "web-0") == pytest.approx(1.0)
+    run_steady(agent, root, version, periods=3)
+    assert soft_limit_gib(root, version, "web-0") < 0.2
+
+
 def test_failing_forecaster_reverts_to_reservations(tree, tmp_path):
     root, version = tree
     agent = make_agent(tmp_path, root)

@@ -7,7 +7,7 @@ period_s = 60               # monitor-forecast-decide-apply period
 grace_s = 600               # a new component keeps its reservation this long
 controller = "pessimistic"  # any registered controller
 forecaster = "naive"        # any registered forecaster
-window = 10                 # samples the forecaster sees (the paper uses ten)
+window = 40                 # samples kept per component for the forecaster
 database = "agent.db"       # relative to this file
 
 [[component]]
@@ -66,7 +66,9 @@ class AgentSettings:
     period_s: float = 60.0
     grace_s: float = 600.0
     stale_after_s: float | None = None  # None: three periods
-    window: int = 10
+    # as the simulator's forecast_window: GP with the paper's ten-value history needs 12 to
+    # model a series at all and 20 for its ten training patterns; fewer answer by the fallback
+    window: int = 40
     retention_s: float = 7 * 86400.0
     controller: str = "pessimistic"
     controller_params: dict[str, Any] = field(default_factory=dict)
@@ -179,7 +181,7 @@ def load_settings(path: Path | str) -> AgentSettings:
         period_s=a.get("period_s", float, 60.0, positive=True),
         grace_s=max(0.0, a.get("grace_s", float, 600.0)),
         stale_after_s=a.get("stale_after_s", float, None, positive=True),
-        window=a.get("window", int, 10, positive=True),
+        window=a.get("window", int, 40, positive=True),
         retention_s=a.get("retention_s", float, 7 * 86400.0, positive=True),
         controller=a.get("controller", str, "pessimistic"),
         controller_params=a.get("controller_params", dict, {}),
