@@ -63,6 +63,7 @@ def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):
             ["simulate", "--apps", "5", "--controller", "reservation", "--forecaster", "gp-exp"],
             "controller 'reservation' uses no forecaster",
         ),
+        (["live", "run", "--modes", "shaped,bogus"], "--modes: expected modes from"),
     ],
 )
 def test_options_out_of_range_are_refused_before_any_work(tmp_path, args, message):
@@ -82,6 +83,7 @@ def test_options_out_of_range_are_refused_before_any_work(tmp_path, args, messag
         ["report", "."],
         ["forecast", "eval"],
         ["traces", "import", "bitbrains", "."],
+        ["live", "run", "--apps", "2"],
     ],
 )
 def test_an_output_that_is_a_file_is_refused_before_any_work(tmp_path, command):

@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from reclaim.agent.cli import agent_app
+from reclaim.cli_options import output_dir, report_console
 from reclaim.errors import ReclaimError
+from reclaim.live.cli import live_app
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -51,21 +53,8 @@ experiment_app = typer.Typer(
 )
 app.add_typer(experiment_app, name="experiment")
 app.add_typer(agent_app, name="agent")
+app.add_typer(live_app, name="live")
 console = Console(stderr=True)
-
-
-def _report_console() -> Console:
-    """The terminal as it is (report tables stack their rows where columns do not fit); 160
-    columns for pipes and files, where nothing wraps."""
-    terminal = Console()
-    return terminal if terminal.is_terminal else Console(width=160)
-
-
-def _output_dir(value: Path | None) -> Path | None:
-    """An -o/--output names a directory: a file there is refused before any work starts."""
-    if value is not None and value.exists() and not value.is_dir():
-        raise typer.BadParameter(f"{value} is a file, not a directory; choose another path")
-    return value
 
 
 @traces_app.command("import")
@@ -80,7 +69,7 @@ def traces_import(
     ],
     src: Annotated[Path, typer.Argument(metavar="SOURCE", help="Trace folder or file.")],
     out: Annotated[
-        Path, typer.Option("-o", "--output", callback=_output_dir, help="Store directory to write.")
+        Path, typer.Option("-o", "--output", callback=output_dir, help="Store directory to write.")
     ],
     force: Annotated[
         bool, typer.Option(help="Replace a store of another format at the output.")
@@ -151,7 +140,7 @@ def forecast_eval(
     output: Annotated[
         Path,
         typer.Option(
-            "-o", "--output", callback=_output_dir, help="Directory for parts, summary and plots."
+            "-o", "--output", callback=output_dir, help="Directory for parts, summary and plots."
         ),
     ] = Path("results/forecast"),
 ) -> None:
@@ -263,7 +252,7 @@ def simulate(
         typer.Option(
             "-o",
             "--output",
-            callback=_output_dir,
+            callback=output_dir,
             help="Results directory (default: results/simulate, or results/headline).",
         ),
     ] = None,
@@ -354,7 +343,7 @@ def _headline(output: Path) -> None:
     console.print(f"[bold]{spec.description}[/]", highlight=False)
     outcome = run_experiment(spec, "demo", output, console=console)
     done = write_report(outcome.out, outcome.out / "report")
-    out = _report_console()
+    out = report_console()
     for item in console_output(done):
         out.print(item)
     out.print(f"results: {outcome.out}/runs.parquet; report: {done.html}")
@@ -370,16 +359,28 @@ def report(
         typer.Option(
             "-o",
             "--output",
-            callback=_output_dir,
+            callback=output_dir,
             help="Directory for plots and index.html (default: RESULTS/report).",
         ),
     ] = None,
 ) -> None:
-    """Tables, plots and an HTML page of a result store, with the paper's headline numbers."""
+    """Tables, plots and an HTML page of a result store, with the paper's headline numbers;
+    for a ``reclaim live run`` directory, Figure 5 and the live-vs-simulated tables."""
     from reclaim.report.experiment_report import console_output, write_report
 
+    if (results / "live.json").is_file():
+        from reclaim.report.live import live_tables, plot_figure5
+
+        out = report_console()
+        for table in live_tables(results):
+            out.print(table)
+        folder = output or results
+        folder.mkdir(parents=True, exist_ok=True)
+        out.print(f"figure 5: {plot_figure5(results, folder / 'figure5.png')}")
+        return
+
     done = write_report(results, output or results / "report")
-    out = _report_console()
+    out = report_console()
     for item in console_output(done):
         out.print(item)
     out.print(f"report: {done.html}")
@@ -399,7 +400,7 @@ def experiment_run(
         typer.Option(
             "-o",
             "--output",
-            callback=_output_dir,
+            callback=output_dir,
             help="Results directory (default: results/SPEC-SCALE).",
         ),
     ] = None,
@@ -467,7 +468,7 @@ def place_eval(
     output: Annotated[
         Path,
         typer.Option(
-            "-o", "--output", callback=_output_dir, help="Directory for Parquet results and charts."
+            "-o", "--output", callback=output_dir, help="Directory for Parquet results and charts."
         ),
     ] = Path("results/place"),
 ) -> None:
@@ -541,7 +542,7 @@ def rl_train(
         typer.Option(
             "-o",
             "--output",
-            callback=_output_dir,
+            callback=output_dir,
             help="Directory for checkpoint.pt and policy.npz.",
         ),
     ] = Path("results/rl"),
@@ -592,7 +593,7 @@ def rl_eval(
     output: Annotated[
         Path,
         typer.Option(
-            "-o", "--output", callback=_output_dir, help="Directory for Parquet results and charts."
+            "-o", "--output", callback=output_dir, help="Directory for Parquet results and charts."
         ),
     ] = Path("results/rl-eval"),
 ) -> None:
@@ -670,7 +671,7 @@ def rl_ablate(
     output: Annotated[
         Path,
         typer.Option(
-            "-o", "--output", callback=_output_dir, help="Directory for the policies and results."
+            "-o", "--output", callback=output_dir, help="Directory for the policies and results."
         ),
     ] = Path("results/rl-ablation"),
 ) -> None:
@@ -755,7 +756,7 @@ def lifetime_eval(
     ] = 7.0,
     seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
     output: Annotated[
-        Path, typer.Option("-o", "--output", callback=_output_dir, help="Directory for the plots.")
+        Path, typer.Option("-o", "--output", callback=output_dir, help="Directory for the plots.")
     ] = Path("results/lifetime"),
 ) -> None:
     """Train on the first arrivals, test on the later ones: precision and recall of "lives beyond

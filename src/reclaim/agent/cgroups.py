@@ -56,7 +56,7 @@ def detect(root: Path) -> int:
 
 # os.open/os.read rather than open(): no buffered-IO object per file, three times faster, and a
 # period reads four small files per component (bench_agent.py).
-def _read(path: str) -> bytes:
+def read_file(path: str) -> bytes:
     fd = os.open(path, os.O_RDONLY)
     try:
         return os.read(fd, 65536)
@@ -64,7 +64,7 @@ def _read(path: str) -> bytes:
         os.close(fd)
 
 
-def _write(path: str, text: str) -> None:
+def write_file(path: str, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, text.encode())
@@ -72,7 +72,7 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _field(text: bytes, key: bytes) -> int:
+def field(text: bytes, key: bytes) -> int:
     """The integer after ``key`` in a flat-keyed file (cpu.stat, memory.events, oom_control);
     0 when the kernel does not report it."""
     for line in text.splitlines():
@@ -177,7 +177,7 @@ class Cgroups:
         if self.version == 2:  # v2 hands controllers down only where a parent enables them
             for d in (self.root, self._parent_dir("")):
                 if (d / "cgroup.subtree_control").is_file():
-                    _write(str(d / "cgroup.subtree_control"), "+cpu +memory")
+                    write_file(str(d / "cgroup.subtree_control"), "+cpu +memory")
         for path in dict.fromkeys(self.dirs(name).values()):
             os.makedirs(path, exist_ok=True)
 
@@ -195,7 +195,7 @@ class Cgroups:
     def attach(self, name: str, pid: int) -> None:
         """Move process ``pid`` into component ``name``'s cgroup in every hierarchy."""
         for path in dict.fromkeys(self.dirs(name).values()):
-            _write(os.path.join(path, "cgroup.procs"), str(pid))
+            write_file(os.path.join(path, "cgroup.procs"), str(pid))
 
     # ------------------------------------------------------------------ reads
     def read_usage(self, names: list[str]) -> Reading:
@@ -210,18 +210,18 @@ class Cgroups:
                 d = self.dirs(name)
                 if self.version == 1:
                     m = d["memory"]
-                    mem[i] = int(_read(m + "/memory.usage_in_bytes")) / GIB
-                    cpu_s[i] = int(_read(d["cpuacct"] + "/cpuacct.usage")) / 1e9
-                    ooms[i] = _field(_read(m + "/memory.oom_control"), b"oom_kill")
-                    throttled[i] = _field(_read(d["cpu"] + "/cpu.stat"), b"nr_throttled")
+                    mem[i] = int(read_file(m + "/memory.usage_in_bytes")) / GIB
+                    cpu_s[i] = int(read_file(d["cpuacct"] + "/cpuacct.usage")) / 1e9
+                    ooms[i] = field(read_file(m + "/memory.oom_control"), b"oom_kill")
+                    throttled[i] = field(read_file(d["cpu"] + "/cpu.stat"), b"nr_throttled")
                 else:
                     m = d["memory"]
-                    mem[i] = int(_read(m + "/memory.current")) / GIB
-                    stat = _read(m + "/cpu.stat")
-                    cpu_s[i] = _field(stat, b"usage_usec") / 1e6
-                    throttled[i] = _field(stat, b"nr_throttled")
-                    ooms[i] = _field(_read(m + "/memory.events"), b"oom_kill")
-                procs[i] = _read(m + "/cgroup.procs").count(b"\n")
+                    mem[i] = int(read_file(m + "/memory.current")) / GIB
+                    stat = read_file(m + "/cpu.stat")
+                    cpu_s[i] = field(stat, b"usage_usec") / 1e6
+                    throttled[i] = field(stat, b"nr_throttled")
+                    ooms[i] = field(read_file(m + "/memory.events"), b"oom_kill")
+                procs[i] = read_file(m + "/cgroup.procs").count(b"\n")
             except (OSError, ValueError):
                 procs[i] = -1
         return Reading(cpu_s, mem, ooms, throttled, procs)
@@ -251,7 +251,7 @@ class Cgroups:
                 out[CPU] = quota_us / period_us
             mem_dir = str(self._parent_dir("memory" if self.version == 1 else ""))
             fname = "/memory.limit_in_bytes" if self.version == 1 else "/memory.max"
-            text = _read(mem_dir + fname).strip()
+            text = read_file(mem_dir + fname).strip()
             if text != b"max" and int(text) < _UNLIMITED_BYTES:
                 out[MEM] = int(text) / GIB
         except (OSError, ValueError):
@@ -261,15 +261,15 @@ class Cgroups:
     def _quota(self, cpu_dir: str) -> tuple[int, int]:
         """(quota_us, period_us) of a directory; quota -1 when unlimited."""
         if self.version == 1:
-            quota = int(_read(cpu_dir + "/cpu.cfs_quota_us"))
-            period = int(_read(cpu_dir + "/cpu.cfs_period_us"))
+            quota = int(read_file(cpu_dir + "/cpu.cfs_quota_us"))
+            period = int(read_file(cpu_dir + "/cpu.cfs_period_us"))
             return quota, period
-        quota, period = _read(cpu_dir + "/cpu.max").split()
+        quota, period = read_file(cpu_dir + "/cpu.max").split()
         return (-1 if quota == b"max" else int(quota)), int(period)
 
     def _soft_limit(self, mem_dir: str) -> float:
         fname = "/memory.soft_limit_in_bytes" if self.version == 1 else "/memory.high"
-        text = _read(mem_dir + fname).strip()
+        text = read_file(mem_dir + fname).strip()
         if text == b"max" or int(text) >= _UNLIMITED_BYTES:
             return np.inf
         return int(text) / GIB
@@ -289,11 +289,11 @@ class Cgroups:
                 quota = -1 if not np.isfinite(cores) else max(_MIN_QUOTA_US, round(cores * period))
                 mem = -1 if not np.isfinite(gib) else int(gib * GIB)
                 if self.version == 1:
-                    _write(d["cpu"] + "/cpu.cfs_quota_us", str(quota))
-                    _write(d["memory"] + "/memory.soft_limit_in_bytes", str(mem))
+                    write_file(d["cpu"] + "/cpu.cfs_quota_us", str(quota))
+                    write_file(d["memory"] + "/memory.soft_limit_in_bytes", str(mem))
                 else:
-                    _write(d["cpu"] + "/cpu.max", f"{'max' if quota < 0 else quota} {period}")
-                    _write(d["memory"] + "/memory.high", "max" if mem < 0 else str(mem))
+                    write_file(d["cpu"] + "/cpu.max", f"{'max' if quota < 0 else quota} {period}")
+                    write_file(d["memory"] + "/memory.high", "max" if mem < 0 else str(mem))
             except (OSError, ValueError):
                 ok[i] = False
         return ok
@@ -304,7 +304,7 @@ class Cgroups:
         out: set[int] = set()
         for path in dict.fromkeys(self.dirs(name).values()):
             try:
-                out.update(int(p) for p in _read(path + "/cgroup.procs").split())
+                out.update(int(p) for p in read_file(path + "/cgroup.procs").split())
             except OSError:
                 continue
         return out

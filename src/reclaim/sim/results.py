@@ -32,6 +32,28 @@ STATE_NAMES = {
 }
 
 
+def tally_table(arrival: np.ndarray, tally) -> pl.DataFrame:
+    """The per-application table from a tally holding the simulator's ``app_*`` arrays: the
+    simulator itself, or a live run's state, so that both write the same columns."""
+    return application_table(
+        arrival,
+        tally.app_first_start,
+        tally.app_start,
+        tally.app_end,
+        tally.app_state,
+        STATE_NAMES,
+        components=tally.app_size,
+        failures=tally.app_failures,
+        preemptions=tally.app_preemptions,
+        component_losses=tally.app_component_losses,
+        component_ooms=tally.app_component_ooms,
+        work_lost=tally.app_work_lost,
+        work_lost_cpu=tally.app_work_lost_res[:, CPU],
+        work_lost_mem=tally.app_work_lost_res[:, MEM],
+        **application_slack(tally.app_requested, tally.app_allocated, tally.app_used),
+    )
+
+
 @dataclass
 class SimResult:
     apps: pl.DataFrame
@@ -43,23 +65,7 @@ class SimResult:
     @classmethod
     def from_simulator(cls, sim: Simulator, settings: dict[str, object]) -> SimResult:
         wl = sim.workload
-        apps = application_table(
-            wl.arrival,
-            sim.app_first_start,
-            sim.app_start,
-            sim.app_end,
-            sim.app_state,
-            STATE_NAMES,
-            components=sim.app_size,
-            failures=sim.app_failures,
-            preemptions=sim.app_preemptions,
-            component_losses=sim.app_component_losses,
-            component_ooms=sim.app_component_ooms,
-            work_lost=sim.app_work_lost,
-            work_lost_cpu=sim.app_work_lost_res[:, CPU],
-            work_lost_mem=sim.app_work_lost_res[:, MEM],
-            **application_slack(sim.app_requested, sim.app_allocated, sim.app_used),
-        )
+        apps = tally_table(wl.arrival, sim)
         timeline = timeline_table(sim.timeline, sim.hosts.capacity)
         summary = summarize_applications(apps) | summarize_timeline(timeline)
         grace = float(getattr(sim.controller, "grace_s", DEFAULT_GRACE_S))

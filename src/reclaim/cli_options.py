@@ -1,0 +1,23 @@
+"""Pieces every command line shares (the main app and its sub-apps import them from here, so
+that a sub-app never imports the main one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+
+def output_dir(value: Path | None) -> Path | None:
+    """An -o/--output names a directory: a file there is refused before any work starts."""
+    if value is not None and value.exists() and not value.is_dir():
+        raise typer.BadParameter(f"{value} is a file, not a directory; choose another path")
+    return value
+
+
+def report_console() -> Console:
+    """The terminal as it is (report tables stack their rows where columns do not fit); 160
+    columns for pipes and files, where nothing wraps."""
+    terminal = Console()
+    return terminal if terminal.is_terminal else Console(width=160)
