@@ -23,7 +23,12 @@ def test_replay_settings_match_the_live_modes():
     assert (base.controller, base.forecaster, base.hosts) == ("reservation", None, "1x8c64g")
     shaped = replay_settings(sc, "shaped")
     assert shaped.controller == "pessimistic" and shaped.forecaster == "gp-exp"
-    assert shaped.controller_params == {"k1": 0.05, "k2": 3.0, "grace_s": 600.0}
+    assert shaped.controller_params == {
+        "k1": 0.05,
+        "k2": 3.0,
+        "grace_s": 600.0,
+        "soft_memory_limits": True,  # the agent writes soft limits
+    }
 
 
 def _apps(turnaround, state=("done", "done", "done"), slack=None):

@@ -244,3 +244,20 @@ def test_an_elastic_component_outgrowing_its_forecast_is_shaped_no_more_after_ma
     assert column(res, "component_ooms") == [2]
     assert column(res, "state") == ["done"]
     assert sim.comp_ooms.tolist() == [0, 2]
+
+
+def test_with_soft_memory_limits_the_same_growth_kills_nothing_while_the_host_has_room():
+    """The component above, under pessimistic shaping with soft memory limits (as the live agent
+    writes them): its rise above forecast + buffer is no OOM while the host has memory left, so
+    it finishes first time."""
+    from reclaim.forecast.naive import Naive
+    from reclaim.shaping.pessimistic import Pessimistic
+
+    shapes = [[[0.5, 0.25]], [[0.5, 0.25]] * 2 + [[0.5, 0.75]] * 20]
+    comps = [(1, 1, 5000, True, 0, 0), (1, 4, 2000, False, 1, 0)]
+    wl = tiny_workload([(0.0, comps)], shapes=shapes)
+    controller = Pessimistic(grace_s=0.0, max_failures=2, soft_memory_limits=True)
+    sim, res = run(wl, hosts="1x4c8g", controller=controller, forecaster=Naive(), horizon=5e4)
+    assert column(res, "component_ooms") == [0]
+    assert column(res, "state") == ["done"]
+    assert sim.comp_ooms.tolist() == [0, 0]

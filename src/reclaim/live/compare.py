@@ -23,9 +23,12 @@ COLUMNS = ("turnaround", "queue_time", "run_time", "slack_cpu", "slack_mem", "fa
 
 def replay_settings(scenario: LiveScenario, mode: str) -> RunSettings:
     """The simulator run equal to live ``mode``: one host of the scenario's size, the same
-    controller, forecaster, K1, K2 and grace; the forecast window the agent keeps."""
+    controller, forecaster, K1, K2 and grace; the forecast window the agent keeps; memory limits
+    soft, as the agent writes them (the simulator's pessimistic default is hard, the paper's
+    simulation model; docs/live.md shows both)."""
     shaped = mode == "shaped"
-    params = {"k1": scenario.k1, "k2": scenario.k2, "grace_s": scenario.grace_s} if shaped else {}
+    params = {"k1": scenario.k1, "k2": scenario.k2, "grace_s": scenario.grace_s}
+    params = params | {"soft_memory_limits": True} if shaped else {}
     return RunSettings(
         hosts=scenario.hosts,
         controller=MODES[mode]["controller"],

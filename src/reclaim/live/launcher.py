@@ -399,7 +399,9 @@ class _State:
         rows = np.flatnonzero((wl.host >= 0) & (self.comp_state == UP) & (view.count > 0))
         limit = wl.limit[rows].astype(np.float64) / scale
         shaped = np.all(np.isfinite(limit), axis=1)
-        self.held[rows[shaped]] = limit[shaped]
+        # never above the request: a limit equal to it comes back from the cgroup files through
+        # float32 a few 1e-8 above it, enough to stop an exact fit that the simulator admits
+        self.held[rows[shaped]] = np.minimum(limit[shaped], self.wl.request[rows[shaped]])
         held = self.held[rows]
         used = wl.used[rows].astype(np.float64) / scale
         apps = self.app_of[rows]

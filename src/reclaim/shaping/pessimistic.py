@@ -5,7 +5,11 @@ components take forecast + buffer from their hosts, and if any host runs short t
 application is preempted (its work is lost and it requeues at its original position); then its
 elastic components, oldest first, take theirs, and those that no longer fit are preempted (the
 youngest, having done the least work, go first). Every survivor is resized to its forecast +
-buffer. Allocations therefore never exceed capacity, and memory limits are hard.
+buffer. Allocations therefore never exceed capacity. Memory limits are hard by default (the
+paper's simulation: usage above the allocation at a tick is an OOM failure). With
+``soft_memory_limits=True`` they are soft, as the live agent writes them (v1
+``memory.soft_limit_in_bytes``, v2 ``memory.high``): a component may exceed its allocation while
+its host has memory left. That is how the simulator replays a live run of this policy.
 
 One reading of the paper's pseudo-code is ours: it tests core rows with ``free < 0`` and elastic
 rows with ``free <= 0``; both use ``free < -FIT_TOLERANCE`` here, because with admission on
@@ -27,7 +31,13 @@ from reclaim.types import Decisions
 
 @register("controller", "pessimistic")
 class Pessimistic(Shaper):
-    soft_memory_limits = False
+    def __init__(self, soft_memory_limits: bool = False, **shaper_params) -> None:
+        """``shaper_params``: :class:`Shaper`'s; ``soft_memory_limits``: see the module docstring."""
+        super().__init__(**shaper_params)
+        self.soft_memory_limits = soft_memory_limits
+
+    def get_params(self) -> dict[str, float | bool | None]:
+        return super().get_params() | {"soft_memory_limits": self.soft_memory_limits}
 
     def decide(self, view: ClusterView, forecast: UsageForecast) -> Decisions:
         wl = view.workloads
