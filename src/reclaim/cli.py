@@ -88,17 +88,40 @@ def _csv(text: str) -> list[str]:
 UsageStores = Annotated[
     list[Path] | None,
     typer.Option(
-        help="Store of usage series, repeatable (default: shipped bitbrains and google2011-derived samples)."
+        help="Store of usage series (a folder, or a shipped sample's name: bitbrains, "
+        "google2011-derived, google2019-usage), repeatable (default: shipped bitbrains and "
+        "google2011-derived samples)."
+    ),
+]
+Scale = Annotated[
+    str,
+    typer.Option(
+        help="How usage becomes units: auto (each workload's own limit where the store has "
+        "limits, else the peak quantile), limit or peak (docs/rl.md)."
     ),
 ]
 Loads = Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")]
 
 
 def _usage_stores(given: list[Path] | None) -> list[Path]:
-    """The stores given, or the shipped real samples."""
+    """The stores given (a path that is no folder but a shipped sample's name is that sample),
+    or the shipped real samples."""
     from reclaim.traces.store import sample_path
 
-    return given or [sample_path("bitbrains"), sample_path("google2011-derived")]
+    if not given:
+        return [sample_path("bitbrains"), sample_path("google2011-derived")]
+    return [p if p.is_dir() or len(p.parts) != 1 else _sample_or(p) for p in given]
+
+
+def _sample_or(path: Path) -> Path:
+    """The shipped sample named ``path``, or ``path`` itself (which then fails as no store)."""
+    from reclaim.errors import TraceError
+    from reclaim.traces.store import sample_path
+
+    try:
+        return sample_path(path.name)
+    except TraceError:
+        return path
 
 
 def _loads(text: str) -> list[float]:
@@ -464,6 +487,7 @@ def place_eval(
     max_units: Annotated[
         int, typer.Option(min=1, help="Units a workload's usage is scaled to at most.")
     ] = 6,
+    scale: Scale = "auto",
     seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
     output: Annotated[
         Path,
@@ -480,7 +504,7 @@ def place_eval(
 
     loads = _loads(load)
     chosen = [Policy.parse(p) for p in _csv(policies)]
-    spec = ScenarioSpec(machines=machines, units=units, jobs=jobs, max_units=max_units)
+    spec = ScenarioSpec(machines=machines, units=units, jobs=jobs, max_units=max_units, scale=scale)
     paths = _usage_stores(store)
     pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
     out = Console(width=max(Console().width, 120))  # nine columns; pipes get 80
@@ -530,6 +554,7 @@ def rl_train(
     k_o: Annotated[float, typer.Option(help="TVW-RL overshoot penalty K_o.")] = 30000.0,
     k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
     classes: Classes = "none",
+    scale: Scale = "auto",
     vectorised: Annotated[
         bool,
         typer.Option(
@@ -569,6 +594,7 @@ def rl_train(
         weights,
         classes,
         vectorised,
+        scale,
     )
     Console().print(f"policy: {output / POLICY}")
 
@@ -602,8 +628,14 @@ def rl_eval(
     import polars as pl
     from rich.table import Table
 
-    from reclaim.report.placement import metrics_table, plot_operational
-    from reclaim.rl.evaluate import CLAIMS, Learned, paired_vs_best_fit, paper_comparison
+    from reclaim.report.placement import metrics_table, plot_operational, pool_table
+    from reclaim.rl.evaluate import (
+        CLAIMS,
+        Learned,
+        paired_vs_best_fit,
+        paper_comparison,
+        trained_scenario,
+    )
     from reclaim.tvw.evaluate import Policy, run_evaluation
     from reclaim.tvw.scenario import ScenarioSpec
 
@@ -611,10 +643,12 @@ def rl_eval(
     chosen = [Learned("tvw-rl", str(policy) if policy else None, classes)]
     chosen += [Learned("deeprm", str(deeprm) if deeprm else None)]
     chosen += [Policy.parse(p) for p in _csv(baselines)]
-    spec = ScenarioSpec(jobs=jobs)
+    # the units the learned policies were trained on (the shipped ones: the legacy peak scale)
+    spec = trained_scenario(chosen, ScenarioSpec(jobs=jobs))
     paths = _usage_stores(store)
     pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
     out = Console(width=max(Console().width, 120))
+    out.print(pool_table([p.report for p in pools]))
     for pool in pools:
         plot_operational(summary, pool.name, output / f"{pool.name}.png")
         out.print(metrics_table(summary, pool.name))
@@ -703,6 +737,7 @@ def rl_classes(
     records: Annotated[int, typer.Option(min=4, help="Records per store.")] = 120,
     steps: Annotated[int, typer.Option(min=8, help="Steps of each record used.")] = 288,
     seed: Annotated[int, typer.Option(help="Seed of the sample and the clusterings.")] = 0,
+    scale: Scale = "auto",
 ) -> None:
     """Equivalence classes by aggregate, temporal and DTW distances: k by silhouette, and the
     paper's effective prediction gain (its Table 1)."""
@@ -717,7 +752,7 @@ def rl_classes(
     for column in ("store", "distance", "k", "silhouette", "f", "EG %"):
         table.add_column(column)
     for path in paths:
-        pool = load_pool(path)
+        pool = load_pool(path, scale=scale)
         series = sample_records(pool.units, records, steps, np.random.default_rng(seed))
         for row in compare_distances(series, seed):
             table.add_row(

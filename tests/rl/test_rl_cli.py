@@ -100,3 +100,17 @@ def test_paired_comparison_against_best_fit_on_the_same_sequences():
     assert row["overshoot_pct_diff_lo"] < row["overshoot_pct_diff"] < row["overshoot_pct_diff_hi"]
     assert -1.1 < row["overshoot_pct_diff"] < -0.9 and row["overshoot_pct_p"] < 1e-10
     assert row["machines_used_diff"] == 0 and row["machines_used_p"] == 1.0
+
+
+def test_eval_on_google2019_runs_the_shipped_policies_on_the_units_they_learned():
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        done = reclaim(
+            "rl", "eval", "--store", "google2019-usage", "--load", "50", "--sequences", "1",
+            "--jobs", "8", "-o", tmp,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs = pl.read_parquet(f"{tmp}/runs.parquet")
+    assert set(runs["store"]) == {"google2019-usage"} and len(runs) == 4
+    assert "peak quantile" in done.stdout  # the shipped policies were trained at the peak scale

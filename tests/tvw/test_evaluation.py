@@ -103,3 +103,23 @@ def test_place_eval_prints_the_table_and_draws_the_charts(tmp_path):
         timeout=300,
     )
     assert bad.returncode == 2 and "--load" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_place_eval_reads_google2019_by_name_in_units_of_its_limits(tmp_path):
+    from cli_runner import reclaim
+
+    out = tmp_path / "g19"
+    args = ["--load", "50", "--policies", "best-fit", "--sequences", "1", "--jobs", "12"]
+    done = reclaim("place", "eval", "--store", "google2019-usage", *args, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "google2019-usage" in done.stdout and "own limit" in done.stdout
+    assert set(pl.read_parquet(out / "runs.parquet")["store"]) == {"google2019-usage"}
+    scenario = (out / "scenario.json").read_text()
+    assert '"scale": "auto"' in scenario
+    for bad, message in (
+        (["--store", "google2019-usage", "--scale", "own"], "scale must be auto, limit, peak"),
+        (["--store", "no-such-sample"], "not a trace store"),
+    ):
+        done = reclaim("place", "eval", *bad, *args, "-o", str(tmp_path / "bad"))
+        assert done.returncode == 2 and message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

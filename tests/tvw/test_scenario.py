@@ -8,7 +8,7 @@ import pytest
 from reclaim.errors import ReclaimError
 from reclaim.traces.store import sample_path
 from reclaim.tvw.pool import load_pool
-from reclaim.tvw.scenario import ScenarioSpec, sample_sequence
+from reclaim.tvw.scenario import ScenarioSpec, load_pools, sample_sequence
 
 SPEC = ScenarioSpec(jobs=40)
 
@@ -67,3 +67,50 @@ def test_too_few_long_records_is_a_clear_error(pool):
 def test_impossible_settings_are_refused():
     with pytest.raises(ReclaimError, match="max_units"):
         ScenarioSpec(units=4, max_units=6).check()
+
+
+def constant_share(pool, spec, sequences=10, seed=1000):
+    """Share of the workloads of ``rl eval``'s first test sequences whose units never change."""
+    from reclaim.tvw.pool import constant_records
+
+    flat = []
+    for k in range(sequences):
+        rng = np.random.default_rng([seed, k])
+        flat.append(constant_records(sample_sequence(pool, spec, 0.5, rng, rng).usage))
+    return float(np.concatenate(flat).mean())
+
+
+@pytest.mark.parametrize("name", ["bitbrains", "google2011-derived", "google2019-usage"])
+def test_most_drawn_workloads_vary_at_the_default_quantisation(name):
+    spec = ScenarioSpec()
+    (pool,) = load_pools([sample_path(name)], spec)
+    assert constant_share(pool, spec) < 0.5
+
+
+def test_bitbrains_at_the_legacy_peak_scale_is_mostly_flat():
+    # Why the default changed (docs/rl.md): half of the records never reach a sixth of the store's
+    # 90th-percentile peak, so most windows sit at one unit from start to end.
+    spec = ScenarioSpec(scale="peak")
+    (pool,) = load_pools([sample_path("bitbrains")], spec)
+    assert pool.report.rule == "peak" and constant_share(pool, spec) > 0.5
+    assert (pool.units.data[:, 0] == 1).mean() > 0.85
+
+
+def test_both_strata_draw_windows_of_google2019_long_running_tasks():
+    spec = ScenarioSpec(jobs=200)
+    (pool,) = load_pools([sample_path("google2019-usage")], spec)
+    seq = draw(pool, spec=spec)
+    hours = seq.usage.lengths * pool.period_s / 3600
+    records = pool.lengths[seq.record] * pool.period_s / 3600
+    assert np.all(records > 30)  # every workload is a window of a task that ran more than 30 h
+    assert np.all(hours[~seq.long] <= 30) and np.all(hours[seq.long] > 30)
+    for long in (True, False):
+        assert (seq.cpu_intensive & (seq.long == long)).sum() == 50
+
+
+def test_load_pools_reads_stores_with_the_specs_scale():
+    path = sample_path("google2019-usage")
+    assert [p.report.rule for p in load_pools([path], ScenarioSpec())] == ["limit"]
+    assert [p.report.rule for p in load_pools([path], ScenarioSpec(scale="peak"))] == ["peak"]
+    with pytest.raises(ReclaimError, match="scale must be auto, limit, peak"):
+        load_pools([path], ScenarioSpec(scale="own"))

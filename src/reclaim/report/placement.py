@@ -30,19 +30,27 @@ PANELS = [
 
 
 def pool_table(reports: list[PoolReport]) -> Table:
-    """What each store gave: records, their classes, gaps bridged and split, samples clipped."""
+    """What each store gave: records, their classes, the scale that made units, the records
+    whose units never change, gaps bridged and split, samples merged and clipped."""
     table = Table(title="Workload pools (continuous usage records in units)")
-    for head in ("store", "records", "CPU-int.", "samples", "bridged gaps", "split", "clipped"):
-        table.add_column(head, justify="left" if head == "store" else "right")
+    heads = (
+        "store", "records", "CPU-int.", "scale", "constant", "samples", "bridged gaps", "split",
+        "merged", "clipped",
+    )  # fmt: skip
+    for head in heads:
+        table.add_column(head, justify="left" if head in ("store", "scale") else "right")
     for r in reports:
         clipped = " / ".join(f"{c / r.samples:.2%}" for c in r.clipped)
         table.add_row(
             Path(r.store).name,
             f"{r.records:,}",
             f"{r.cpu_intensive:,}",
+            "own limit" if r.rule == "limit" else "peak quantile",
+            f"{r.constant / r.records:.0%}",
             f"{r.samples:,}",
             f"{r.bridged_gaps:,}",
             f"{r.split_gaps:,}",
+            f"{r.merged:,}",
             f"{clipped} (cpu / mem)",
         )
     return table

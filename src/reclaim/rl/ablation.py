@@ -229,13 +229,14 @@ def run_ablation(
     stores = [
         load_store(p).path.resolve() for p in stores
     ]  # unreadable stores fail before any writing
+    spec = replace(ScenarioSpec(), jobs=jobs)
     meta = {"stores": [str(p) for p in stores], "load": load, "jobs": jobs} | asdict(config)
+    meta["quantisation"] = spec.quantisation  # policies of one folder learn from the same units
     del meta["iterations"], meta["checkpoint_every"]
     claim_output(out, meta)
     settings = {p.name: p.weights for p in points}
     train_all(stores, load, jobs, config, settings, out, workers, console)
     policies = [Trained(name, out / name / POLICY) for name in settings]
-    spec = replace(ScenarioSpec(), jobs=jobs)
     _, summary = run_evaluation(stores, spec, [load], policies, sequences, TEST_SEED, out, console)
     frame = ablation_frame(summary, points)
     frame.write_parquet(out / RESULT)

@@ -25,7 +25,7 @@ from reclaim.rl.env import PlacementEnv
 from reclaim.rl.policy import SHIPPED, LinearPolicy
 from reclaim.rl.running_classes import RunningClasses, check_classes
 from reclaim.tvw.replay import ReplayResult
-from reclaim.tvw.scenario import ScenarioSpec, Sequence
+from reclaim.tvw.scenario import LEGACY_QUANTISATION, ScenarioSpec, Sequence
 
 #: The paper's claims for TVW-RL (abstract and "Improvements in Operational Excellence").
 CLAIMS = {
@@ -95,6 +95,13 @@ class Learned:
         default = DEEPRM_SHIPPED if self.name == "deeprm" else SHIPPED
         return self.path or str(files("reclaim").joinpath("data", default))
 
+    @property
+    def quantisation(self) -> dict:
+        """How the pools it was trained on turned usage into units (``ScenarioSpec.
+        quantisation``); a policy that records none was trained before there was a choice."""
+        saved = LinearPolicy.load(self.policy_path).settings
+        return dict(saved.get("quantisation", LEGACY_QUANTISATION))
+
     def environment(self, spec: ScenarioSpec) -> PlacementEnv | DeepRMEnv:
         """The environment the policy was trained in, on ``spec``: its shape and labeller."""
         path = self.policy_path
@@ -124,6 +131,24 @@ class Learned:
         env = self.environment(spec)
         placer = Placer.from_config([{"name": self.name, "params": {"path": self.policy_path}}])
         return (run_deeprm if self.name == "deeprm" else run_learned)(sequence, placer, env)
+
+
+def trained_scenario(policies: list, spec: ScenarioSpec) -> ScenarioSpec:
+    """``spec`` with the quantisation the learned ``policies`` (those with ``quantisation``)
+    were trained in, so that they are evaluated on the units they learned from (and the
+    heuristics beside them on the same); learned policies trained on different ones cannot
+    share sequences: a one-line error."""
+    learned = [p for p in policies if hasattr(p, "quantisation")]
+    if not learned:
+        return spec
+    first = learned[0].quantisation
+    for other in learned[1:]:
+        if other.quantisation != first:
+            raise ReclaimError(
+                f"{learned[0].policy_path} was trained on usage quantised as {first}, "
+                f"{other.policy_path} as {other.quantisation}: they cannot share sequences"
+            )
+    return replace(spec, **first).check()
 
 
 @cache

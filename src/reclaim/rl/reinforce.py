@@ -26,7 +26,7 @@ from reclaim.rl.env import PlacementEnv, require
 from reclaim.rl.policy import LinearPolicy, network
 from reclaim.rl.rewards import Weights
 from reclaim.rl.running_classes import RunningClasses, check_classes
-from reclaim.tvw.scenario import sample_sequence
+from reclaim.tvw.scenario import LEGACY_QUANTISATION, sample_sequence
 
 CHECKPOINT = "checkpoint.pt"
 POLICY = "policy.npz"
@@ -166,6 +166,8 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
         return net, optimiser, 0, []
     state = load_checkpoint(out)
     recorded = state.get("settings") or (_policy_settings(out) if legacy else {})
+    if recorded:  # saved before the quantisation was recorded: the legacy one
+        recorded = {"quantisation": LEGACY_QUANTISATION} | recorded
     saved = state["config"] | recorded
     asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
     other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
@@ -262,6 +264,7 @@ def settings(env) -> dict:
         "history": env.history,
         "queue_slots": env.queue_slots,
         "load": env.load,
+        "quantisation": env.spec.quantisation,
         **({"weights": asdict(env.weights)} if hasattr(env, "weights") else {}),
         **(
             {"hold": env.hold, "queue_images": env.queue_images, "hold_limit": env.hold_limit}
@@ -297,6 +300,7 @@ def run_training(
     weights: Weights | None = None,
     classes: str = "none",
     vectorised: bool = False,
+    scale: str | None = None,
 ) -> LinearPolicy:
     """Pools from ``stores``, the paper's default environment of ``agent`` (tvw-rl or deeprm) at
     ``load`` with ``jobs`` per episode, and :func:`train` behind a progress bar (mean return).
@@ -304,7 +308,8 @@ def run_training(
     ``classes``: TVW-RL's equivalence classes (:func:`make_agent_env`). ``vectorised``: TVW-RL
     trained by :func:`reclaim.rl.vector_train.train_vectorised` at the paper's volume (every
     training sequence x ``trajectories`` episodes per iteration; the fused first layer with one
-    class) instead of one sequence per iteration.
+    class) instead of one sequence per iteration. ``scale``: how usage becomes units
+    (``ScenarioSpec.scale``; None: the default), recorded in the policy's settings.
     """
     from rich.progress import (
         BarColumn,
@@ -315,11 +320,10 @@ def run_training(
     )
 
     from reclaim.report.progress import LoggedProgress
-    from reclaim.tvw.pool import load_pool
-    from reclaim.tvw.scenario import ScenarioSpec
+    from reclaim.tvw.scenario import ScenarioSpec, load_pools
 
-    spec = replace(ScenarioSpec(), jobs=jobs).check()
-    pools = [load_pool(p, spec.max_units, spec.scale_quantile, spec.max_gap_s) for p in stores]
+    spec = replace(ScenarioSpec(), jobs=jobs, **({"scale": scale} if scale else {})).check()
+    pools = load_pools(stores, spec)
     env = make_agent_env(agent, pools, spec, load, classes, config.seed)
     if weights is not None:
         if agent != "tvw-rl":

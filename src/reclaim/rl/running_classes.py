@@ -22,8 +22,8 @@ from numpy.typing import NDArray
 from reclaim.errors import ReclaimError
 from reclaim.rl.classes import classifier, equivalence_classes, features_by_age
 from reclaim.state.grouped import GroupedArray
-from reclaim.tvw.pool import Pool, load_pool
-from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
+from reclaim.tvw.pool import LEGACY_SCALE, Pool
+from reclaim.tvw.scenario import ScenarioSpec, Sequence, load_pools, sample_sequence
 
 DISTANCES = ("temporal", "dtw")
 #: --classes: one class (none), or the distance of classes re-predicted as workloads run.
@@ -99,9 +99,10 @@ class RunningClasses:
     def rebuild(cls, settings: dict) -> RunningClasses:
         """The labeller :meth:`settings` describes, fitted again on its stores (deterministic)."""
         params = dict(settings)
-        stores, spec = params.pop("stores"), ScenarioSpec(**params.pop("spec"))
-        pools = [load_pool(s, spec.max_units, spec.scale_quantile, spec.max_gap_s) for s in stores]
-        return cls(**params).fit(pools, spec)
+        # a spec saved before the scale was recorded quantised as the legacy rule did
+        saved = {"scale": LEGACY_SCALE} | params.pop("spec")
+        stores, spec = params.pop("stores"), ScenarioSpec(**saved)
+        return cls(**params).fit(load_pools(stores, spec), spec)
 
 
 def _one_thread():

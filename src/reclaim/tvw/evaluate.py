@@ -32,9 +32,9 @@ from reclaim.metrics.placement import operational_summary, utilisation
 from reclaim.placement import build_placer
 from reclaim.report.experiment_data import t_half_width
 from reclaim.report.progress import count_progress
-from reclaim.tvw.pool import Pool, load_pool
+from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
-from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
+from reclaim.tvw.scenario import ScenarioSpec, Sequence, load_pools, sample_sequence
 from reclaim.tvw.tetris import run_tetris
 from reclaim.types import RESOURCES
 
@@ -185,8 +185,7 @@ def run_evaluation(
 ) -> tuple[list[Pool], pl.DataFrame]:
     """Pools from ``stores``, every run with a progress bar, and runs.parquet, summary.parquet and
     scenario.json under ``out``; returns the pools and the summary."""
-    spec.check()
-    pools = [load_pool(p, spec.max_units, spec.scale_quantile, spec.max_gap_s) for p in stores]
+    pools = load_pools(stores, spec)
     with count_progress("runs", console) as progress:
         bar = progress.add_task(
             "placing", total=len(pools) * len(loads) * sequences * len(policies)

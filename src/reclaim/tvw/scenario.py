@@ -10,11 +10,15 @@ units). The paper does not say how long its short jobs run nor how long its long
 window's length uniformly, in [``min_hours``, ``long_hours``] for the others and in
 (``long_hours``, ``max_hours``] for the long-running ones, and its start uniformly within the
 record. Only records long enough for the window qualify.
+
+How usage becomes units (``scale``, ``max_units``, ``scale_quantile``, ``max_gap_s``) is the pool's
+(``tvw.pool``); :func:`load_pools` reads stores with a spec's settings.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,14 +26,23 @@ from numpy.typing import NDArray
 from reclaim.errors import ReclaimError
 from reclaim.state.grouped import GroupedArray
 from reclaim.tvw.arrivals import poisson_arrivals, rate_for_load
-from reclaim.tvw.pool import Pool
+from reclaim.tvw.pool import LEGACY_SCALE, SCALES, Pool, load_pool
+
+#: What a spec's quantisation was before policies recorded it (``quantisation``).
+LEGACY_QUANTISATION = {
+    "scale": LEGACY_SCALE,
+    "max_units": 6,
+    "scale_quantile": 0.9,
+    "max_gap_s": 3600.0,
+}
 
 
 @dataclass(frozen=True)
 class ScenarioSpec:
     """machines x units: the cluster (every machine has ``units`` of each resource); jobs per
     sequence; long_share of long-running jobs; window lengths in hours (module docstring);
-    max_units, scale_quantile, max_gap_s: how usage becomes units (``tvw.pool``)."""
+    max_units, scale_quantile, max_gap_s, scale: how usage becomes units (``tvw.pool``; scale
+    auto: each workload's own limit where the store has limits, else the peak quantile)."""
 
     machines: int = 10
     units: int = 8
@@ -41,6 +54,12 @@ class ScenarioSpec:
     max_units: int = 6
     scale_quantile: float = 0.9
     max_gap_s: float = 3600.0
+    scale: str = "auto"
+
+    @property
+    def quantisation(self) -> dict:
+        """The settings that turn usage into units, as a trained policy records them."""
+        return {k: getattr(self, k) for k in LEGACY_QUANTISATION}
 
     def check(self) -> ScenarioSpec:
         """Raise ReclaimError on settings no scenario can have; return self."""
@@ -55,11 +74,21 @@ class ScenarioSpec:
                 "max_units must be in [1, units]: a job fits a machine",
             ),
             (0 < self.scale_quantile <= 1, "scale_quantile must be in (0, 1]"),
+            (self.scale in SCALES, f"scale must be {', '.join(SCALES)}"),
         ]
         for ok, problem in problems:
             if not ok:
                 raise ReclaimError(f"scenario: {problem}")
         return self
+
+
+def load_pools(stores: list[Path], spec: ScenarioSpec) -> list[Pool]:
+    """The pool of each store, its usage in units as ``spec`` says."""
+    q = spec.check().quantisation
+    return [
+        load_pool(p, q["max_units"], q["scale_quantile"], q["max_gap_s"], q["scale"])
+        for p in stores
+    ]
 
 
 @dataclass(frozen=True)
