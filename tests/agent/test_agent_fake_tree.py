@@ -424,3 +424,22 @@ def test_missing_cgroups_are_named_and_refused(tree, tmp_path):
     agent = Agent(waiting, clock=StepClock())
     assert agent.step().running == 0
     agent.close()
+
+
+@pytest.mark.parametrize("name", ["pessimistic", "optimistic"])
+def test_the_agents_k1_k2_and_grace_reach_its_controller(tmp_path, name):
+    """A controller that passes the shaper's parameters on as ``**params`` (pessimistic) takes
+    the agent's K1, K2 and grace as one that declares them does: a grace left at its 600 s
+    default would keep every component on its reservation in a compressed live run."""
+    from dataclasses import replace
+
+    from reclaim.agent.config import AgentSettings, Components
+    from reclaim.agent.loop import build_controller
+
+    comps = Components(names=["c"], apps=["a"], app=np.zeros(1, np.int64), core=np.ones(1, bool),
+                       request=np.ones((1, 2), np.float32))  # fmt: skip
+    settings = AgentSettings(parent=PARENT, components=comps, database=tmp_path / "a.db")
+    settings = replace(settings, controller=name, k1=0.2, k2=1.5, grace_s=30.0)
+    controller, _ = build_controller(settings)
+    params = controller.get_params()
+    assert (params["k1"], params["k2"], params["grace_s"]) == (0.2, 1.5, 30.0)

@@ -69,13 +69,21 @@ def build_controller(settings: AgentSettings):
         forecaster_params=settings.forecaster_params,
     )
     controller, forecaster = build_policies(run)
-    takes = inspect.signature(type(controller).__init__).parameters
+    takes = _param_names(controller)
     defaults = {"k1": settings.k1, "k2": settings.k2, "grace_s": settings.grace_s}
     extra = {k: v for k, v in defaults.items() if k in takes and k not in run.controller_params}
     if extra:
         run.controller_params.update(extra)
         controller, forecaster = build_policies(run)
     return controller, forecaster
+
+
+def _param_names(controller) -> set[str]:
+    """The parameters a controller takes: its ``get_params()`` keys where it has them (a
+    subclass may pass its parent's on as ``**params``), else its constructor's signature."""
+    if hasattr(controller, "get_params"):
+        return set(controller.get_params())
+    return set(inspect.signature(type(controller).__init__).parameters)
 
 
 @dataclass
