@@ -14,12 +14,17 @@ Default scenario: 10 machines x 8 units, h = 20, 200 workloads per episode at 50
 shipped Bitbrains sample.
 
     python benchmarks/bench_rl.py [--episodes 3] [--trajectories 20] [--iterations 3]
-        [--paper-sequences 100] [--batch 200] [--skip-reference]
+        [--paper-sequences 100] [--batch 200] [--threads 1] [--skip-reference] [--skip-dense]
+
+``--threads``: the vectorised env's (``VectorEnv(threads=)``; the same results with any number).
+The load average is printed before and after: the machine is shared, and figures move with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import os
 import tempfile
 import time
 from dataclasses import replace
@@ -79,12 +84,13 @@ def random_policy(env, seed: int = 0) -> LinearPolicy:
     return LinearPolicy(*arrays, settings={})
 
 
-def vectorised(env, sequences, copies: int, policy: LinearPolicy, seed: int = 0):
+def vectorised(env, sequences, copies: int, policy: LinearPolicy, seed: int = 0, threads: int = 1):
     """Run ``copies`` episodes of each of ``sequences`` in one VectorEnv, actions sampled from
     ``policy`` (one batched product per step for all episodes). Returns (steps, seconds in the
     env, seconds in the policy)."""
     rng = np.random.default_rng(seed)
-    vec = VectorEnv(env, sequences, np.repeat(np.arange(len(sequences)), copies))
+    assign = np.repeat(np.arange(len(sequences)), copies)
+    vec = VectorEnv(env, sequences, assign, **spread(threads))
     obs, mask = vec.reset()
     steps, in_env, in_policy = 0, 0.0, 0.0
     while not vec.ended.all():
@@ -98,13 +104,46 @@ def vectorised(env, sequences, copies: int, policy: LinearPolicy, seed: int = 0)
     return steps, in_env, in_policy
 
 
-def paper_iteration(env, sequences, trajectories: int, batch: int, policy: LinearPolicy):
+def spread(threads: int) -> dict:
+    """The keyword giving the vectorised env ``threads`` threads (none where the code has no such
+    option: the code before it runs this benchmark too, with one thread)."""
+    if "threads" in inspect.signature(train_vectorised).parameters:
+        return {"threads": threads}
+    if threads != 1:
+        raise SystemExit("this code has no threads option")
+    return {}
+
+
+def compact_env(env, sequences, copies: int, threads: int, reps: int = 3) -> float:
+    """Steps per second of the compact VectorEnv alone (best of ``reps`` runs after a first):
+    uniformly random unmasked actions drawn in numpy, only ``step`` timed."""
+    rng = np.random.default_rng(0)
+    assign = np.repeat(np.arange(len(sequences)), copies)
+    vec = VectorEnv(env, sequences, assign, compact=True, **spread(threads))
+    best = 0.0
+    for _ in range(reps + 1):
+        _, mask = vec.reset()
+        steps, spent = 0, 0.0
+        while not vec.ended.all():
+            actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
+            steps += int((~vec.ended).sum())
+            start = time.perf_counter()
+            _, _, _, _, mask = vec.step(actions)
+            spent += time.perf_counter() - start
+        best = max(best, steps / spent)
+    return best
+
+
+def paper_iteration(
+    env, sequences, trajectories: int, batch: int, policy: LinearPolicy, threads: int = 1
+):
     """Wall time of the episodes of one paper-volume iteration: every sequence x
-    ``trajectories``, ``batch`` episodes per VectorEnv (memory: about 1 MB per episode)."""
+    ``trajectories``, ``batch`` episodes per VectorEnv (memory: about 0.35 MB per episode)."""
     per = max(batch // trajectories, 1)
     start, steps = time.perf_counter(), 0
     for k in range(0, len(sequences), per):
-        steps += vectorised(env, sequences[k : k + per], trajectories, policy, seed=k)[0]
+        chosen = sequences[k : k + per]
+        steps += vectorised(env, chosen, trajectories, policy, seed=k, threads=threads)[0]
     return steps, time.perf_counter() - start
 
 
@@ -132,8 +171,11 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3, help="timed, after a warm-up one")
     parser.add_argument("--paper-sequences", type=int, default=100)
     parser.add_argument("--batch", type=int, default=200, help="episodes per VectorEnv")
+    parser.add_argument("--threads", type=int, default=1, help="the vectorised env's threads")
     parser.add_argument("--skip-reference", action="store_true", help="no plain-numpy envs")
+    parser.add_argument("--skip-dense", action="store_true", help="no dense train_vectorised")
     args = parser.parse_args()
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     import torch
     from threadpoolctl import threadpool_limits
 
@@ -145,44 +187,61 @@ def main() -> None:
     policy = random_policy(env)
     with threadpool_limits(1):  # one BLAS thread, as training pins one torch thread
         sequences = training_set(env, config)
-        vectorised(env, sequences[:1], 2, policy)  # compile the kernels
-        steps, in_env, in_policy = vectorised(env, sequences, args.batch // len(sequences), policy)
+        threads = args.threads
+        vectorised(env, sequences[:1], 2, policy, threads=threads)  # compile the kernels
+        copies = args.batch // len(sequences)
+        steps, in_env, in_policy = vectorised(env, sequences, copies, policy, threads=threads)
         print(
             f"VectorEnv: {steps / in_env:,.0f} steps/s in the env, {steps / (in_env + in_policy):,.0f}"
-            f" with the batched policy ({args.batch // len(sequences) * len(sequences)} episodes)"
+            f" with the batched policy ({copies * len(sequences)} episodes, {threads} thread(s))"
         )
+        rate = compact_env(env, sequences, copies, threads)
+        print(f"VectorEnv, compact observations: {rate:,.0f} steps/s in the env (random actions)")
         per = max(args.batch // args.trajectories, 1)
-        rollout_compact(env, sequences[:1], 2, policy, rng)  # compile
+        rollout_compact(env, sequences[:1], 2, policy, rng, **spread(threads))  # compile
         start = time.perf_counter()
-        arrays = rollout_compact(env, sequences, args.batch // len(sequences), policy, rng)
+        arrays = rollout_compact(env, sequences, copies, policy, rng, **spread(threads))
         wall = time.perf_counter() - start
         print(
             f"VectorEnv, compact observations and the fused first layer (rl.fused): "
             f"{int(arrays[6].sum()) / wall:,.0f} steps/s with the policy"
         )
         paper = training_set(env, TrainConfig(sequences=args.paper_sequences, iterations=1))
-        steps, wall = paper_iteration(env, paper, args.trajectories, args.batch, policy)
+        steps, wall = paper_iteration(env, paper, args.trajectories, args.batch, policy, threads)
         print(
             f"VectorEnv: one paper-volume iteration's episodes ({len(paper)} sequences x "
             f"{args.trajectories}): {steps:,} steps in {wall:.1f} s ({steps / wall:,.0f} steps/s; "
             "the policy update not included)"
         )
-    for fused in (False, True):
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    warm = VectorConfig(iterations=1, trajectories=2, sequences=2, batch_sequences=1, fused=True)
+    with tempfile.TemporaryDirectory() as out:  # torch's first optimiser step imports, once
+        train_vectorised(env, warm, Path(out), sequences=paper[:2], **spread(args.threads))
+    for fused in (True,) if args.skip_dense else (False, True):
+        # the fused iteration timed between the ends of iterations (best of --iterations)
+        count = args.iterations + 1 if fused else 1
         config = VectorConfig(
-            iterations=1,
+            iterations=count,
             trajectories=args.trajectories,
             sequences=args.paper_sequences,
             batch_sequences=per,
             fused=fused,
+            checkpoint_every=count,
         )
+        ticks = [time.perf_counter()]
         with tempfile.TemporaryDirectory() as out:
-            start = time.perf_counter()
-            train_vectorised(env, config, Path(out), sequences=paper)
-            wall = time.perf_counter() - start
+            train_vectorised(
+                env, config, Path(out), sequences=paper, **spread(args.threads),
+                on_iteration=lambda i, r, ticks=ticks: ticks.append(time.perf_counter()),
+            )  # fmt: skip
+        laps = np.diff(ticks[1:] if fused else ticks)
+        wall = float(laps.min())
+        spread_s = f" ({laps.min():.2f}-{laps.max():.2f} s over {len(laps)})" if fused else ""
         print(
             f"train_vectorised{' (fused)' if fused else ''}: one paper-volume iteration with its "
             f"update ({len(paper)} x {args.trajectories} episodes, {per} sequences per batch): "
-            f"{wall:.1f} s; the paper's 2000 iterations would take {2000 * wall / 3600:.1f} h"
+            f"{wall:.2f} s{spread_s}; the paper's 2000 iterations would take "
+            f"{2000 * wall / 3600:.2f} h"
         )
     kinds = (PlacementEnv, ReferencePlacementEnv, DeepRMEnv, ReferenceDeepRMEnv)
     if args.skip_reference:
@@ -198,6 +257,7 @@ def main() -> None:
     for threads in sorted({1, default_threads}):
         cost = forward_cost(PlacementEnv().obs_size, threads)
         print(f"forward pass of 20 observations, {threads} torch thread(s): {cost:.3f} ms")
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     for kind in kinds:
         per = iteration_cost(kind([pool]), args.trajectories, args.iterations)
         name = kind.__name__

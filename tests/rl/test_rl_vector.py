@@ -109,11 +109,83 @@ def test_a_reset_replays_as_a_fresh_env(bitbrains):
         assert all(np.array_equal(x, y) for x, y in zip(runs[0], run, strict=True))
 
 
+def test_an_env_taking_over_a_spent_one_replays_as_a_fresh_env(bitbrains):
+    """reuse: the arrays of an env done with (longer, other sequences) serve a new one, whose
+    episodes are a fresh env's bit for bit."""
+    env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=40))
+    sequences = training_set(env, TrainConfig(sequences=4, seed=5))
+    policy = LinearPolicy(
+        *(np.random.default_rng(0).normal(size=s).astype(np.float32) for s in
+          ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))),
+        settings={},
+    )  # fmt: skip
+
+    def run(vec):
+        rng = np.random.default_rng(7)
+        obs, mask = vec.reset()
+        out = [obs.copy(), mask.copy()]
+        while not vec.ended.all():
+            obs, reward, _, _, mask = vec.step(act(policy, obs, mask, rng))
+            out += [obs.copy(), reward.copy(), mask.copy()]
+        return out + [vec.host(b) for b in range(vec.episodes)]
+
+    spent = VectorEnv(env, sequences, np.array([0, 1, 3]))  # its steps: the longest of all four
+    run(spent)
+    taken = VectorEnv(env, sequences[2:], np.array([1, 0, 0]), reuse=spent)
+    assert "_usage" not in spent.__dict__  # taken over
+    fresh = VectorEnv(env, sequences[2:], np.array([1, 0, 0]))
+    one, two = run(taken), run(fresh)
+    assert len(one) == len(two)
+    assert all(np.array_equal(x, y) for x, y in zip(one, two, strict=True))
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_threads_step_the_same_episodes(bitbrains, compact):
+    """Episodes shared among numba threads: the same observations, masks, rewards, ends and
+    placements, bit for bit, as one thread's (and the fused first layer the same logits)."""
+    from reclaim.rl import fused
+
+    env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=40), load=0.9)
+    sequences = training_set(env, TrainConfig(sequences=3, seed=2))
+    policy = LinearPolicy(
+        *(np.random.default_rng(1).normal(size=s).astype(np.float32) * 0.1 for s in
+          ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))),
+        settings={},
+    )  # fmt: skip
+    runs = []
+    for threads in (1, 2):
+        vec = VectorEnv(
+            env, sequences, np.repeat(np.arange(3), 5), compact=compact, threads=threads
+        )
+        rng = np.random.default_rng(4)
+        obs, mask = vec.reset()
+        out = [obs.copy(), mask.copy(), vec.levels.copy()]
+        while not vec.ended.all():
+            if compact:
+                table = fused.prefix(policy, vec.levels.shape[1], env.spec.units)
+                live = ~vec.ended
+                pre, logits = fused.forward(policy, table, vec.levels, vec.tail, vec.value, live,
+                                            threads)  # fmt: skip
+                actions = np.where(live, logits.argmax(axis=1), 0)
+                out.append(pre[live])
+            else:
+                actions = act(policy, obs, mask, rng)
+            obs, reward, done, truncated, mask = vec.step(actions)
+            out += [obs.copy(), reward.copy(), done.copy(), truncated.copy(), mask.copy()]
+            out.append(vec.levels.copy())
+        out += [vec.host(b) for b in range(vec.episodes)]
+        runs.append(out)
+    assert len(runs[0]) == len(runs[1])
+    assert all(np.array_equal(x, y) for x, y in zip(*runs, strict=True))
+
+
 def test_what_it_cannot_replay_fails_in_one_line(bitbrains):
     with pytest.raises(ReclaimError, match="current view"):
         VectorEnv(small_env(view="peak"), [SEQ])
     with pytest.raises(ReclaimError, match="integral K_u"):
         VectorEnv(small_env(weights=Weights(underuse=2.5)), [SEQ])
+    with pytest.raises(ReclaimError, match="at most 64 machines"):
+        VectorEnv(small_env(machines=65), [SEQ])
     vec = VectorEnv(small_env(), [SEQ])
     vec.reset()
     with pytest.raises(ReclaimError, match="need 1 actions"):

@@ -123,3 +123,7 @@ def test_fused_training_repeats_and_resumes(bitbrains, tmp_path):
     resumed = train_vectorised(env, replace(config, checkpoint_every=1), tmp_path / "c", True)
     assert _weights(resumed) == _weights(one)
     assert _weights(one) != _weights(train_vectorised(env, CONFIG, tmp_path / "d"))
+    # the numba threads share the episodes and the first layer's rows: the same weights
+    for threads in (1, 2):
+        spread = train_vectorised(env, config, tmp_path / f"t{threads}", threads=threads)
+        assert _weights(spread) == _weights(one)

@@ -4,15 +4,18 @@
 Every episode follows the single env's step exactly (``tests/rl/test_rl_vector.py`` checks
 observations, masks, rewards and ends bit for bit): the replay's clock and queue
 (``tvw.replay.Replay`` in the current view), the queue discipline (the subject), the hold action,
-the penalties (``rl._kernels.charge_window``, summed in the single env's order) and the
-observation (``rl._kernels.observation``).
+the penalties (the counts of ``rl._kernels.charge_window``, summed in the single env's order)
+and the observation (``rl._kernels.observation``).
 
-Per episode b the state is: usage (H, T, R) units and count (H, T) residents per machine and
-step (the whole future of every placed workload, as the replay records it), squares (H, T, R) the
-residents' squared usage (machine-major, unlike the replay's (T, H, R): a bind writes one
-workload's whole future, contiguous this way), host/start (n,), seen (n, R), and the scalars in ``clock`` (now,
-charged, arrived, holds, done). Sequence s of episode b is ``seq[b]``; its workloads' rows are
-data[doff[s]:], its local row pointers indptr[ioff[s]:ioff[s] + n + 1], its workloads job[joff[s]:].
+Per episode b the state is: usage (H, T, R) units per machine and step (the whole future of
+every placed workload, as the replay records it; machine-major, unlike the replay's (T, H, R): a
+bind writes one workload's whole future, contiguous this way), used (T,) a bitmask of the machines
+with a resident at each step, pairs (T, R) twice the residents' pairwise inner products per step
+and resource summed over the machines (kept up to date at each bind, so the contention penalty is
+a sum over the window, and no squared usage is stored), host/start (n,), seen (n, R), fits (H,) the
+next decision's fit mask, and the scalars in ``clock``. Sequence s of episode b is ``seq[b]``; its
+workloads' rows are data[doff[s]:], its local row pointers indptr[ioff[s]:ioff[s] + n + 1], its
+workloads job[joff[s]:].
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ import numba
 import numpy as np
 
 from reclaim._numba_util import borrow
-from reclaim.rl._kernels import charge_window, observation, queue_slot
+from reclaim.rl._kernels import observation, queue_slot
 
-# clock columns: the step, steps charged, workloads arrived, holds, ended, workloads placed, and
-# the first workload not placed (every one before it is)
-NOW, CHARGED, ARRIVED, HOLDS, DONE, PLACED, FIRST = range(7)
+# clock columns: the step, steps charged, workloads arrived, holds, ended, workloads placed, the
+# first workload not placed (every one before it is), the subject of the next decision (-1
+# none), and the steps the episode's binds wrote ([0, written): what a reset clears)
+CLOCK = NOW, CHARGED, ARRIVED, HOLDS, DONE, PLACED, FIRST, SUBJECT, WRITTEN = range(9)
 
 
 @numba.njit(cache=True)
@@ -34,11 +38,11 @@ def _waiting(clock):
 
 
 @numba.njit(cache=True)
-def _subject(usage_now, units, demand, host, clock, out):
-    """The first waiting workload (index order) that fits some machine, its fit mask in out[:H]
-    (out zeroed first); -1 when none. Integer units: free + tolerance >= request is free >=
-    request."""
-    n_hosts, n_res = usage_now.shape
+def _subject(usage, now, units, demand, host, clock, out):
+    """The first waiting workload (index order) that fits some machine at step ``now`` (usage
+    (H, T, R)), its fit mask in out[:H] (out zeroed first); -1 when none. Integer units: free +
+    tolerance >= request is free >= request."""
+    n_hosts, n_res = usage.shape[0], usage.shape[2]
     out[:] = False
     while clock[FIRST] < clock[ARRIVED] and host[clock[FIRST]] >= 0:
         clock[FIRST] += 1
@@ -49,7 +53,7 @@ def _subject(usage_now, units, demand, host, clock, out):
         for m in range(n_hosts):
             ok = True
             for r in range(n_res):
-                if units - usage_now[m, r] < demand[j, r]:
+                if units - usage[m, now, r] < demand[j, r]:
                     ok = False
                     break
             out[m] = ok
@@ -77,31 +81,67 @@ def _done(clock, host, n):
 
 @numba.njit(cache=True)
 def _charge(stop, clock, ep, units, cost, w, pen):
-    """Add the penalties of steps [charged, stop) to pen (4,), component by component
-    (``rl._kernels.charge_window`` on the window of the machine-major arrays). ``ep``: the
-    episode's state arrays (``step_all``)."""
-    usage, count, squares, host, start, length, seen, arrival, _ = ep
+    """Add the penalties of steps [charged, stop) to pen (4,), component by component, with the
+    counts of ``rl._kernels.charge_window`` (integers, so the same values) added as the single
+    env adds them. ``ep``: the episode's state arrays (``step_all``).
+
+    Speed tricks (the window took 30 % of a step): the pairs are summed off ``pairs`` (kept per
+    step at each bind) instead of from the squared usage of every machine; the under-use is
+    summed as integer costs (no histogram: a store per element) over the machines the ``used``
+    bitmask names; only residents of machines above capacity in the window are scanned for first
+    overshoots; the waiting count starts at the first workload not placed."""
+    usage, used, pairs, host, start, length, seen, arrival, _ = ep
     first = clock[CHARGED]
     if stop <= first:
         return True
     if stop > usage.shape[1]:
         return False
     clock[CHARGED] = stop
-    pairs, underuse, overs, waiting = charge_window(
-        usage[:, first:stop].transpose(1, 0, 2),
-        count[:, first:stop].T,
-        squares[:, first:stop].transpose(1, 0, 2),
-        first,
-        units,
-        host,
-        start,
-        length,
-        seen,
-        arrival,
-        cost,
-    )
-    pen[0] += w[0] * float(pairs // 2)
-    pen[1] += underuse
+    n_hosts, n_res = usage.shape[0], usage.shape[2]
+    twice = 0
+    flat = pairs.reshape(pairs.size)
+    for i in range(first * n_res, stop * n_res):
+        twice += np.int64(flat[i])
+    under = 0
+    over = np.int64(0)  # bitmask: machines above capacity somewhere in the window
+    for m in range(n_hosts):
+        bit = np.int64(1) << m
+        for t in range(first, stop):
+            if used[t] & bit:
+                for r in range(n_res):
+                    s = np.int64(usage[m, t, r])
+                    under += cost[max(units - s, 0)]
+                    if s > units:
+                        over |= bit
+    overs = 0
+    if over != 0:
+        for j in range(len(host)):
+            m = host[j]
+            if m < 0 or not (over >> m) & 1:
+                continue
+            end = start[j] + length[j]
+            if start[j] >= stop or end <= first:
+                continue
+            a, b = max(start[j], first), min(end, stop)
+            for r in range(n_res):
+                if seen[j, r]:
+                    continue
+                for t in range(a, b):
+                    if usage[m, t, r] > units:
+                        overs += 1
+                        seen[j, r] = True
+                        break
+    # workload-steps waiting in the window: the overlap of [arrival, start) with it. Every
+    # workload before the first not placed started at a step already charged (binds happen at
+    # the step charged up to), so it adds nothing: start from there.
+    waiting = 0
+    for j in range(clock[FIRST], len(arrival)):
+        if arrival[j] >= stop:
+            break  # sorted: no later workload has arrived either
+        began = stop if start[j] < 0 else min(start[j], stop)
+        waiting += max(began - max(arrival[j], first), 0)
+    pen[0] += w[0] * float(twice // 2)
+    pen[1] += float(under)  # integers below 2**53 (VectorEnv checks): the reference's sum
     pen[2] += w[2] * overs
     pen[3] += w[3] * waiting
     return True
@@ -110,9 +150,11 @@ def _charge(stop, clock, ep, units, cost, w, pen):
 @numba.njit(cache=True)
 def _settle(clock, ep, units, cost, w, fit, pen, step):
     """Run the clock while no waiting workload fits; once all are placed charge the rest.
-    False when the episode outgrows its T steps. ``step`` (4,): scratch."""
+    Leaves the next decision's subject in clock[SUBJECT] (-1 once all are placed) and its fit
+    mask in fit (H,). False when the episode outgrows its T steps. ``step`` (4,): scratch."""
     usage, _, _, host, start, length, _, arrival, demand = ep
     n = len(host)
+    clock[SUBJECT] = -1
     while True:
         finished = _done(clock, host, n)
         if finished:
@@ -120,7 +162,9 @@ def _settle(clock, ep, units, cost, w, fit, pen, step):
             for j in range(n):
                 stop = max(stop, start[j] + length[j])
         else:
-            if _subject(usage[:, clock[NOW]], units, demand, host, clock, fit) >= 0:
+            subject = _subject(usage, clock[NOW], units, demand, host, clock, fit)
+            if subject >= 0:
+                clock[SUBJECT] = subject
                 return True
             _advance(clock, host, arrival, n)
             if clock[NOW] >= usage.shape[1]:
@@ -192,7 +236,7 @@ def _observe(
 @numba.njit(cache=True)
 def _machine_levels(usage, now, units, history, levels):
     """Each machine image row's level (m, r, k), min(usage, C) at step now - h + 1 + k (0
-    before step 0), into levels[:H * R * h]; returns H * R * h."""
+    before step 0), into levels[:H * R * h]; returns H * R * h. usage (H, T, R)."""
     n_hosts, _, n_res = usage.shape
     oldest = now - history + 1
     for m in range(n_hosts):
@@ -246,166 +290,191 @@ def _levels_uniform(usage, now, data, indptr, units, history, head, backlog, lev
 
 
 @numba.njit(cache=True)
-def _bind(usage, count, squares, now, data, lo, k):
-    """Add one workload's k steps of usage, data[lo:lo + k] (k, R), to its machine's usage and
-    squares (T, R) and count (T,) from step now. Speed trick: flat loops over the contiguous
-    (step, resource) runs, which LLVM vectorises (12 % of a step as a loop per step and
-    resource); integer adds, so the same values."""
+def _bind(usage, used, pairs, machine, now, data, lo, k):
+    """Add one workload's k steps of usage, data[lo:lo + k] (k, R), to its machine's usage (T, R)
+    from step now; its contention to the episode's pairs (T, R) (with s the machine's usage
+    before and d the workload's, twice the pairwise products gain 2 s d); mark the machine
+    used (T,) over those steps. Speed trick: flat loops over the contiguous (step, resource)
+    runs, which LLVM vectorises; integer adds, so the same values in any order."""
     n = k * data.shape[1]
     u = usage[now : now + k].reshape(n)
-    sq = squares[now : now + k].reshape(n)
+    p = pairs[now : now + k].reshape(n)
     d = data[lo : lo + k].reshape(n)
     for i in range(n):
         v = np.int64(d[i])
-        u[i] += v
-        sq[i] += v * v
-    c = count[now : now + k]
+        s = np.int64(u[i])
+        p[i] += 2 * s * v
+        u[i] = s + v
+    bit = np.int64(1) << machine
+    on = used[now : now + k]
     for t in range(k):
-        c[t] += 1
+        on[t] |= bit
 
 
 @numba.njit(cache=True)
-def _mask(clock, usage, units, demand, host, hold, limit, fit, out):
-    """out (A,): the subject's fit mask, then hold; returns the subject."""
-    n_hosts = usage.shape[0]
-    subject = -1
-    if not _done(clock, host, len(host)):
-        subject = _subject(usage[:, clock[NOW]], units, demand, host, clock, fit)
+def _mask(clock, fit, hold, limit, out):
+    """out (A,): the subject's fit mask (``_settle`` left both), then hold."""
+    n_hosts = len(fit)
+    subject = clock[SUBJECT]
     for m in range(n_hosts):
         out[m] = fit[m] if subject >= 0 else False
     if hold:
         out[n_hosts] = subject >= 0 and clock[HOLDS] < limit
-    return subject
 
 
 @numba.njit(cache=True)
-def step_all(
-    actions,
-    reset,
-    seq,
-    doff,
-    ioff,
-    joff,
-    data,
-    indptr,
-    arrival_all,
-    length_all,
-    demand_all,
-    table_all,
-    ages,
-    uniform,
-    njobs,
-    limits,
-    clock,
-    usage,
-    count,
-    squares,
-    host,
-    start,
-    seen,
-    cost,
-    w,
-    units,
-    history,
-    classes,
-    profile,
-    hold,
-    obs,
-    mask,
-    reward,
-    done,
-    truncated,
-    compact,
-    levels,
-    tail,
-    work,
-):
+def _step_one(b, reset, action, seqs, state, outs, cfg, cost, w, scratch):
+    """Step (or, with ``reset``, start) episode b (``step_all``'s arguments, grouped and
+    borrowed; scratch: this thread's). False when it outgrew its T steps."""
+    seq, doff, ioff, joff, data, indptr, arrival_all, length_all, demand_all = seqs[:9]
+    table_all, ages, uniform, njobs, limits = seqs[9:]
+    clock, usage, used, pairs, host, start, seen, fits = state
+    obs, mask, reward, done, truncated, levels, tail = outs
+    units, history, classes, profile, hold, compact = cfg
+    sums, head, label, rows = scratch
+    pen, rest, step = sums[0], sums[1], sums[2]
+    n_hosts = usage.shape[1]
+    if not reset and clock[b, DONE]:
+        reward[b] = 0.0
+        return True
+    s = seq[b]
+    n = njobs[s]
+    lo, hi = joff[s], joff[s] + n
+    arrival, length = arrival_all[lo:hi], length_all[lo:hi]
+    demand = demand_all[lo:hi]
+    table = table_all[lo * ages : hi * ages]
+    dat = data[doff[s] : doff[s + 1]]
+    ptr = indptr[ioff[s] : ioff[s] + n + 1]
+    c = clock[b]
+    h, st, sn = host[b, :n], start[b, :n], seen[b, :n]
+    u, on, pr = usage[b], used[b], pairs[b]
+    fit = fits[b]  # the subject's fit mask, as the last step's _settle left it
+    mask_b = mask[b]
+    pen[:] = 0.0
+    ep = (u, on, pr, h, st, length, sn, arrival, demand)
+    if reset:
+        # Speed trick: only the steps written so far are cleared (binds write [start, end),
+        # and a fresh env has none), so a new env's untouched pages are never faulted in
+        written = c[WRITTEN]
+        u[:, :written] = 0
+        on[:written] = 0
+        pr[:written] = 0
+        h[:] = -1
+        st[:] = -1
+        sn[:] = False
+        c[:] = 0
+        while c[ARRIVED] < n and arrival[c[ARRIVED]] <= 0:
+            c[ARRIVED] += 1
+        if not _settle(c, ep, units, cost, w, fit, pen, step):
+            return False
+        reward[b] = 0.0
+        truncated[b] = False
+    else:
+        # Speed trick: the subject and its fit are the last step's (kept in clock and fits), not
+        # searched for again (each search twice more per step, as the single env's mask is)
+        subject = c[SUBJECT]
+        if 0 <= action < n_hosts and subject >= 0 and fit[action]:
+            now = c[NOW]
+            k = ptr[subject + 1] - ptr[subject]
+            if now + k > u.shape[1]:
+                return False
+            _bind(u[action], on, pr, action, now, dat, ptr[subject], k)
+            c[WRITTEN] = max(c[WRITTEN], now + k)
+            h[subject] = action
+            c[PLACED] += 1
+            st[subject] = now
+            if not _settle(c, ep, units, cost, w, fit, pen, step):
+                return False
+        else:
+            c[HOLDS] += 1
+            _advance(c, h, arrival, n)
+            if c[NOW] >= u.shape[1]:
+                return False
+            if not _charge(c[NOW], c, ep, units, cost, w, pen):
+                return False
+            rest[:] = 0.0
+            if not _settle(c, ep, units, cost, w, fit, rest, step):
+                return False
+            for k in range(4):
+                pen[k] += rest[k]
+        reward[b] = -((((0.0 + pen[0]) + pen[1]) + pen[2]) + pen[3])
+        truncated[b] = (not _done(c, h, n)) and c[HOLDS] > limits[b]
+    finished = _done(c, h, n)
+    done[b] = finished
+    c[DONE] = finished or truncated[b]
+    _mask(c, fit, hold, limits[b], mask_b)
+    subject = c[SUBJECT]
+    _observe(c, u, h, st, dat, ptr, table, ages, demand, cfg[:4], subject, uniform[s], obs[b],
+             compact, levels[b], tail[b : b + 1], head, label, rows)  # fmt: skip
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _borrowed(seqs, state, outs, cost, w):
+    """Every array of ``step_all``'s groups borrowed (``_numba_util.borrow``)."""
+    seq, doff, ioff, joff, data, indptr, arrival_all, length_all, demand_all = seqs[:9]
+    table_all, ages, uniform, njobs, limits = seqs[9:]
+    seqs = (
+        borrow(seq), borrow(doff), borrow(ioff), borrow(joff), borrow(data), borrow(indptr),
+        borrow(arrival_all), borrow(length_all), borrow(demand_all), borrow(table_all), ages,
+        borrow(uniform), borrow(njobs), borrow(limits),
+    )  # fmt: skip
+    clock, usage, used, pairs, host, start, seen, fits = state
+    state = (
+        borrow(clock), borrow(usage), borrow(used), borrow(pairs), borrow(host),
+        borrow(start), borrow(seen), borrow(fits),
+    )  # fmt: skip
+    obs, mask, reward, done, truncated, levels, tail = outs
+    outs = (
+        borrow(obs), borrow(mask), borrow(reward), borrow(done), borrow(truncated),
+        borrow(levels), borrow(tail),
+    )  # fmt: skip
+    return seqs, state, outs, borrow(cost), borrow(w)
+
+
+@numba.njit(cache=True, inline="always")
+def _scratch(work, thread):
+    """Thread ``thread``'s scratch of ``work`` (``step_all``), borrowed."""
+    return (
+        borrow(work[0][thread]), borrow(work[1][thread]), borrow(work[2][thread]),
+        borrow(work[3][thread]),
+    )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def step_all(actions, reset, seqs, state, outs, cfg, cost, w, work):
     """Step (or, with ``reset``, start) every episode b not done: actions (B,) as
-    PlacementEnv.step takes them. Writes obs (B, D) (``compact``: levels (B, rows) and tail
-    (B,) instead), mask (B, A), reward, done, truncated (B,). ``work``: scratch, (H,) bool,
-    (3, 4) float64, and int64 (queue slots,), (n,) and (H * R * h,). Returns -1, or the first episode
-    that outgrew its T steps.
+    PlacementEnv.step takes them. ``seqs``: the sequences (seq, doff, ioff, joff, data, indptr,
+    arrival, length, demand, table, ages, uniform, njobs, limits); ``state``: the episodes'
+    (clock, usage, used, pairs, host, start, seen, fits (B, H) the subject's fit); ``outs``: (obs (B, D), mask (B, A),
+    reward, done, truncated (B,), levels (B, rows), tail (B,)), written (``compact``: levels and
+    tail instead of obs); ``cfg``: (units, history, classes, profile, hold, compact). ``work``:
+    scratch per thread, (P, 3, 4) float64, and int64 (P, queue slots), (P, n) and
+    (P, H * R * h). Returns -1, or the first episode that outgrew its T steps.
 
     Speed trick: every array reaches the functions below borrowed (``_numba_util.borrow``): the
     atomic reference counting of a dozen owned arrays per call took 13 % of a step. The owners
     are this call's arguments, alive until it returns."""
-    n_hosts = usage.shape[1]
-    cfg = (units, history, classes, profile)
-    fit, sums = borrow(work[0]), borrow(work[1])
-    head, label, rows = borrow(work[2]), borrow(work[3]), borrow(work[4])
-    pen, rest, step = sums[0], sums[1], sums[2]
-    cost, w = borrow(cost), borrow(w)
+    seqs, state, outs, cost, w = _borrowed(seqs, state, outs, cost, w)
+    scratch = _scratch(work, 0)
     for b in range(len(actions)):
-        if not reset and clock[b, DONE]:
-            reward[b] = 0.0
-            continue
-        s = seq[b]
-        n = njobs[s]
-        lo, hi = joff[s], joff[s] + n
-        arrival, length = borrow(arrival_all[lo:hi]), borrow(length_all[lo:hi])
-        demand = borrow(demand_all[lo:hi])
-        table = borrow(table_all[lo * ages : hi * ages])
-        dat = borrow(data[doff[s] : doff[s + 1]])
-        ptr = borrow(indptr[ioff[s] : ioff[s] + n + 1])
-        c = borrow(clock[b])
-        h, st, sn = borrow(host[b, :n]), borrow(start[b, :n]), borrow(seen[b, :n])
-        u, cnt, sq = borrow(usage[b]), borrow(count[b]), borrow(squares[b])
-        mask_b = borrow(mask[b])
-        pen[:] = 0.0
-        ep = (u, cnt, sq, h, st, length, sn, arrival, demand)
-        if reset:
-            # Speed trick: only the steps written so far are cleared (binds write [start, end),
-            # and a fresh env has none), so a new env's untouched pages are never faulted in
-            used = 0
-            for j in range(n):
-                if h[j] >= 0:
-                    used = max(used, st[j] + length[j])
-            u[:, :used] = 0
-            cnt[:, :used] = 0
-            sq[:, :used] = 0
-            h[:] = -1
-            st[:] = -1
-            sn[:] = False
-            c[:] = 0
-            while c[ARRIVED] < n and arrival[c[ARRIVED]] <= 0:
-                c[ARRIVED] += 1
-            if not _settle(c, ep, units, cost, w, fit, pen, step):
-                return b
-            reward[b] = 0.0
-            truncated[b] = False
-        else:
-            action = actions[b]
-            subject = _mask(c, u, units, demand, h, hold, limits[b], fit, mask_b)
-            if 0 <= action < n_hosts and mask_b[action]:
-                now = c[NOW]
-                k = ptr[subject + 1] - ptr[subject]
-                if now + k > u.shape[1]:
-                    return b
-                _bind(u[action], cnt[action], sq[action], now, dat, ptr[subject], k)
-                h[subject] = action
-                c[PLACED] += 1
-                st[subject] = now
-                if not _settle(c, ep, units, cost, w, fit, pen, step):
-                    return b
-            else:
-                c[HOLDS] += 1
-                _advance(c, h, arrival, n)
-                if c[NOW] >= u.shape[1]:
-                    return b
-                if not _charge(c[NOW], c, ep, units, cost, w, pen):
-                    return b
-                rest[:] = 0.0
-                if not _settle(c, ep, units, cost, w, fit, rest, step):
-                    return b
-                for k in range(4):
-                    pen[k] += rest[k]
-            reward[b] = -((((0.0 + pen[0]) + pen[1]) + pen[2]) + pen[3])
-            truncated[b] = (not _done(c, h, n)) and c[HOLDS] > limits[b]
-        finished = _done(c, h, n)
-        done[b] = finished
-        c[DONE] = finished or truncated[b]
-        subject = _mask(c, u, units, demand, h, hold, limits[b], fit, mask_b)
-        _observe(c, u, h, st, dat, ptr, table, ages, demand, cfg, subject, uniform[s],
-                 borrow(obs[b]), compact, borrow(levels[b]), borrow(tail[b : b + 1]), head, label,
-                 rows)  # fmt: skip
+        if not _step_one(b, reset, actions[b], seqs, state, outs, cfg, cost, w, scratch):
+            return b
+    return -1
+
+
+@numba.njit(cache=True, parallel=True)
+def step_all_parallel(actions, reset, seqs, state, outs, cfg, cost, w, work):
+    """``step_all`` with the episodes shared among numba's threads (each its own scratch, row
+    ``numba.get_thread_id()`` of ``work``): every episode is stepped as the serial call steps it,
+    so the results are the same bits. Every episode is stepped even past one that outgrew its
+    steps; returns the first such (or -1)."""
+    seqs, state, outs, cost, w = _borrowed(seqs, state, outs, cost, w)
+    bad = np.zeros(len(actions), np.bool_)
+    for b in numba.prange(len(actions)):
+        scratch = _scratch(work, numba.get_thread_id())
+        bad[b] = not _step_one(b, reset, actions[b], seqs, state, outs, cfg, cost, w, scratch)
+    for b in range(len(actions)):
+        if bad[b]:
+            return b
     return -1

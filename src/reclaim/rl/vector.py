@@ -8,9 +8,10 @@ them in one compiled call; an episode that has ended stays ended (reward 0) unti
 ``tests/rl/test_rl_vector.py``), on the same sequence; so are the sequences' labels by age.
 
 Supported: the ``current`` view (TVW-RL's) and an integral K_u (the penalties' exact path); the
-single env serves the rest. Memory: per episode T x H x R steps of usage and squared usage, T
-the longest sequence's arrivals plus its longest workload plus ``slack`` steps of waiting (an
-episode that outgrows it fails in one line: raise ``slack``).
+single env serves the rest, and at most 64 machines. Memory: per episode H x T x R steps of usage
+and T x R of contention counts (int16 and int32 here: 0.35 MB), T the longest sequence's
+arrivals plus its longest workload plus ``slack`` steps of waiting (an episode that outgrows it
+fails in one line: raise ``slack``).
 
 :func:`act` is the batched forward pass of a :class:`~reclaim.rl.policy.LinearPolicy`: (B, D)
 observations times w1 in one product, greedy or sampled over the mask.
@@ -20,9 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence as Seq
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim._numba_util import threaded
 from reclaim.errors import ReclaimError
 from reclaim.rl import _vector_kernels
 from reclaim.rl.env import PlacementEnv
@@ -30,10 +33,17 @@ from reclaim.rl.policy import LinearPolicy
 from reclaim.tvw.scenario import Sequence
 from reclaim.types import RESOURCES
 
+# episodes a thread takes at a time (``threads`` > 1): finished ones cost nothing, so the
+# threads share the rest in small chunks
+CHUNK = 4
+
 
 class VectorEnv:
     """``env``'s settings over ``sequences``, episode b replaying sequences[assign[b]]
-    (default: one episode per sequence)."""
+    (default: one episode per sequence); ``threads`` > 1 shares the episodes among that many
+    numba threads (the same results). ``reuse``: an env done with, whose arrays this one takes
+    over when their shapes allow (the same episodes as fresh arrays give; ``reuse`` cannot be
+    stepped again)."""
 
     def __init__(
         self,
@@ -42,6 +52,8 @@ class VectorEnv:
         assign: NDArray[np.integer] | None = None,
         slack: int | None = None,
         compact: bool = False,
+        threads: int = 1,
+        reuse: VectorEnv | None = None,
     ) -> None:
         if env.view != "current":
             raise ReclaimError("the vectorised environment replays the current view only")
@@ -54,7 +66,7 @@ class VectorEnv:
         self.assign = np.arange(len(sequences)) if assign is None else np.asarray(assign)
         if self.assign.min() < 0 or self.assign.max() >= len(sequences):
             raise ReclaimError("assign names a sequence that is not given")
-        self._cost = cost
+        self._cost = cost.astype(np.int64)
         self._w = np.array(
             [env.weights.contention, env.weights.underuse, env.weights.overshoot, env.weights.wait]
         )
@@ -63,47 +75,44 @@ class VectorEnv:
         horizon = max(int(s.arrival[-1]) + int(s.usage.lengths.max()) for s in sequences if len(s))
         self.steps = horizon + (longest if slack is None else slack) + 1
         b, n, h, r = len(self.assign), self._njobs.max(), env.spec.machines, len(RESOURCES)
+        # the under-use costs are summed as integers where the single env sums floats: the
+        # same values while every sum stays below 2**53
+        if cost[-1] * self.steps * h * r >= 2**53:
+            raise ReclaimError("the vectorised environment needs a smaller K_u (exact sums)")
+        if h > 64:
+            raise ReclaimError("the vectorised environment holds at most 64 machines")
         # Machine-major (rl._vector_kernels). The narrowest integers that cannot overflow: a
-        # machine holds at most n workloads of at most ``top`` units each.
+        # machine holds at most n workloads of at most ``top`` units each, and a step's pairs
+        # count at most (n top)^2 per resource.
         top = int(self._data.max()) if len(self._data) else 0
-        narrow = n * top < 2**15 and n * top * top < 2**31
-        self._usage = np.zeros((b, h, self.steps, r), np.int16 if narrow else np.int64)
-        self._count = np.zeros((b, h, self.steps), np.int16 if narrow else np.int64)
-        self._squares = np.zeros((b, h, self.steps, r), np.int32 if narrow else np.int64)
-        self._host = np.full((b, n), -1, np.int32)
-        self._start = np.full((b, n), -1, np.int64)
-        self._seen = np.zeros((b, n, r), bool)
-        self._clock = np.zeros((b, 7), np.int64)
+        narrow = n * top < 2**15
+        small = (n * top) ** 2 < 2**31
         limits = self._njobs[self.assign] if env.hold_limit is None else env.hold_limit
         self._limits = np.broadcast_to(np.asarray(limits, np.int64), (b,)).copy()
-        # one episode's scratch, reused by every episode's step (rl._vector_kernels.step_all)
-        self._work = (
-            np.zeros(h, bool),
-            np.zeros((3, 4)),
-            np.zeros(env.queue_slots, np.int64),
-            np.zeros(n, np.int64),
-            np.zeros(h * r * env.history, np.int64),
-        )
-        # compact (rl.fused): per episode the level of each image row (min(usage, C) pixels of
-        # the one label) and the backlog, instead of the (D,) observation
+        self.threads = threads
         self.compact = compact
         if compact:
             if not env.queue_images or np.any(self._uniform[self.assign] == 0):
                 raise ReclaimError("a compact observation needs queue images and one label")
             if env.spec.units > 127:
                 raise ReclaimError("a compact observation holds at most 127 units per row")
-            rows = (env.spec.machines + env.queue_slots) * r * env.history
-            self.levels = np.zeros((b, rows), np.int8)
-            self.tail = np.zeros(b, np.float32)
-            self.obs = np.zeros((b, 1), np.float32)
+        types = (
+            np.dtype(np.int16 if narrow else np.int64),
+            np.dtype(np.int32 if small else np.int64),
+        )
+        buffers = _buffers(env, b, n, self.steps, types, compact)
+        if reuse is not None and _fits(reuse.__dict__, buffers):
+            # Speed trick: a new env's arrays are fresh pages, faulted in and zeroed by the kernel
+            # as the episodes first write them (a paper-volume iteration makes ten such envs);
+            # taking over a spent env's instead costs only the clearing of what its episodes
+            # wrote (reset)
+            buffers = {k: reuse.__dict__.pop(k) for k in buffers}
+            self.steps = buffers["_usage"].shape[2]
         else:
-            self.levels = np.zeros((b, 1), np.int8)
-            self.tail = np.zeros(b, np.float32)
-            self.obs = np.zeros((b, env.obs_size), np.float32)
-        self.mask = np.zeros((b, env.actions), bool)
-        self.reward = np.zeros(b)
-        self.done = np.zeros(b, bool)
-        self.truncated = np.zeros(b, bool)
+            buffers = {k: np.zeros(shape, dtype) for k, (shape, dtype) in buffers.items()}
+            buffers["_host"][:] = -1
+            buffers["_start"][:] = -1
+        self.__dict__.update(buffers)
 
     @property
     def value(self) -> float:
@@ -152,47 +161,21 @@ class VectorEnv:
 
     def _call(self, actions: NDArray[np.int64], reset: bool) -> None:
         env = self.env
-        bad = _vector_kernels.step_all(
-            actions,
-            reset,
-            self.assign,
-            self._doff,
-            self._ioff,
-            self._joff,
-            self._data,
-            self._indptr,
-            self._arrival,
-            self._length,
-            self._demand,
-            self._table,
-            self._ages,
-            self._uniform,
-            self._njobs,
-            self._limits,
-            self._clock,
-            self._usage,
-            self._count,
-            self._squares,
-            self._host,
-            self._start,
-            self._seen,
-            self._cost,
-            self._w,
-            env.spec.units,
-            env.history,
-            env.classes,
-            env.queue_images,
-            env.hold,
-            self.obs,
-            self.mask,
-            self.reward,
-            self.done,
-            self.truncated,
-            self.compact,
-            self.levels,
-            self.tail,
-            self._work,
-        )
+        seqs = (
+            self.assign, self._doff, self._ioff, self._joff, self._data, self._indptr,
+            self._arrival, self._length, self._demand, self._table, self._ages, self._uniform,
+            self._njobs, self._limits,
+        )  # fmt: skip
+        state = (
+            self._clock, self._usage, self._used, self._pairs, self._host, self._start,
+            self._seen, self._fits,
+        )  # fmt: skip
+        outs = (self.obs, self.mask, self.reward, self.done, self.truncated, self.levels, self.tail)
+        cfg = (env.spec.units, env.history, env.classes, env.queue_images, env.hold, self.compact)
+        work = (self._work0, self._work1, self._work2, self._work3)
+        args = (actions, reset, seqs, state, outs, cfg, self._cost, self._w, work)
+        kernels = (_vector_kernels.step_all, _vector_kernels.step_all_parallel)
+        bad = threaded(*kernels, self.threads, *args, chunk=CHUNK)
         if bad >= 0:
             raise ReclaimError(
                 f"episode {bad} outgrew its {self.steps} steps (waiting): raise slack"
@@ -252,3 +235,51 @@ def sample(
     cdf = np.cumsum(z, axis=1)
     u = rng.random(len(z))[:, None] * cdf[:, -1:]
     return np.minimum((cdf <= u).sum(axis=1), z.shape[1] - 1)
+
+
+def _buffers(env: PlacementEnv, b: int, n: int, steps: int, types, compact: bool) -> dict:
+    """The (shape, dtype) of each state and output array of a VectorEnv of b episodes of at most
+    n workloads over ``steps`` steps (``types``: the usage's and pairs' integers)."""
+    h, r = env.spec.machines, len(RESOURCES)
+    p = max(numba.config.NUMBA_NUM_THREADS, 1)
+    rows = (env.spec.machines + env.queue_slots) * r * env.history
+    return {
+        # machine-major (rl._vector_kernels)
+        "_usage": ((b, h, steps, r), types[0]),
+        "_used": ((b, steps), np.dtype(np.int64)),  # bitmask of the machines with residents
+        "_pairs": ((b, steps, r), types[1]),
+        "_host": ((b, n), np.dtype(np.int32)),
+        "_start": ((b, n), np.dtype(np.int64)),
+        "_seen": ((b, n, r), np.dtype(bool)),
+        "_clock": ((b, len(_vector_kernels.CLOCK)), np.dtype(np.int64)),
+        "_fits": ((b, h), np.dtype(bool)),
+        # one episode's scratch per thread, reused by every episode's step
+        "_work0": ((p, 3, 4), np.dtype(np.float64)),
+        "_work1": ((p, env.queue_slots), np.dtype(np.int64)),
+        "_work2": ((p, n), np.dtype(np.int64)),
+        "_work3": ((p, h * r * env.history), np.dtype(np.int64)),
+        # compact (rl.fused): per episode the level of each image row (min(usage, C) pixels of
+        # the one label) and the backlog, instead of the (D,) observation
+        "levels": ((b, rows if compact else 1), np.dtype(np.int8)),
+        "tail": ((b,), np.dtype(np.float32)),
+        "obs": ((b, 1 if compact else env.obs_size), np.dtype(np.float32)),
+        "mask": ((b, env.actions), np.dtype(bool)),
+        "reward": ((b,), np.dtype(np.float64)),
+        "done": ((b,), np.dtype(bool)),
+        "truncated": ((b,), np.dtype(bool)),
+    }
+
+
+def _fits(old: dict, new: dict) -> bool:
+    """Whether the arrays ``old`` (a spent env's attributes) can serve as ``new`` (``_buffers``):
+    the same shapes and types, except at least as many steps and workloads."""
+    for key, (shape, dtype) in new.items():
+        have = old.get(key)
+        if have is None or have.dtype != dtype or have.ndim != len(shape):
+            return False
+        wide = {"_usage": 2, "_used": 1, "_pairs": 1, "_host": 1, "_start": 1, "_seen": 1,
+                "_work2": 1}.get(key)  # fmt: skip
+        for axis, (a, want) in enumerate(zip(have.shape, shape, strict=True)):
+            if a != want and not (axis == wide and a > want):
+                return False
+    return True

@@ -9,7 +9,9 @@ scaled by their standard deviation); the iteration's loss is the mean over its s
 gradient accumulated batch by batch (a batch's observations are kept for the backward pass, about
 19 MB per 1,000 decisions), then one Adam step. With ``fused`` (one class, queue images) the
 rollout keeps compact observations (600 bytes a decision) and the gradient is computed in numpy
-and numba (``rl.fused``, :func:`dlogits_of`: ``loss_of``'s gradient), torch's Adam applying it.
+and numba (``rl.fused``, :func:`dlogits_of`: ``loss_of``'s gradient), torch's Adam applying it;
+each batch's VectorEnv takes over the last one's arrays (``VectorEnv(reuse=)``), and ``threads``
+numba threads step the environments and the first layer (the same results with any number).
 
 Randomness: the network's initialisation from ``seed`` (torch), the actions of batch k of
 iteration i from numpy's generator (seed, i, k); a resumed run continues exactly as an
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numba
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -70,12 +73,16 @@ class VectorConfig:
         return self
 
 
-def rollout(env: PlacementEnv, sequences: list, trajectories: int, policy: LinearPolicy, rng):
-    """``trajectories`` episodes of each of ``sequences`` in one VectorEnv, actions sampled from
-    ``policy``; returns observations (T, B, D), masks (T, B, A), actions (T, B), rewards (T, B)
-    and alive (T, B) as numpy arrays, episode b = sequence b // trajectories."""
+def rollout(
+    env: PlacementEnv, sequences: list, trajectories: int, policy: LinearPolicy, rng,
+    threads: int = 1,
+):  # fmt: skip
+    """``trajectories`` episodes of each of ``sequences`` in one VectorEnv (stepped on
+    ``threads`` threads), actions sampled from ``policy``; returns observations (T, B, D), masks
+    (T, B, A), actions (T, B), rewards (T, B) and alive (T, B) as numpy arrays, episode b =
+    sequence b // trajectories."""
     assign = np.repeat(np.arange(len(sequences)), trajectories)
-    vec = VectorEnv(env, sequences, assign)
+    vec = VectorEnv(env, sequences, assign, threads=threads)
     obs, mask = vec.reset()
     observations, masks, actions, rewards, alive = [], [], [], [], []
     while not vec.ended.all():
@@ -90,18 +97,23 @@ def rollout(env: PlacementEnv, sequences: list, trajectories: int, policy: Linea
     return tuple(np.stack(x) for x in (observations, masks, actions, rewards, alive))
 
 
-def rollout_compact(env, sequences: list, trajectories: int, policy: LinearPolicy, rng):
+def rollout_compact(
+    env, sequences: list, trajectories: int, policy: LinearPolicy, rng, threads: int = 1,
+    vec: VectorEnv | None = None,
+):  # fmt: skip
     """:func:`rollout` on compact observations (``rl.fused``): returns levels (T, B, rows) int8,
-    backlog (T, B), pre-activations (T, B, hidden), masks, actions, rewards and alive."""
-    assign = np.repeat(np.arange(len(sequences)), trajectories)
-    vec = VectorEnv(env, sequences, assign, compact=True)
+    backlog (T, B), pre-activations (T, B, hidden), masks, actions, rewards and alive. The
+    pre-activations of episodes already ended are not computed (``fused.forward``'s ``live``).
+    ``vec``: the compact VectorEnv of these episodes to step (:func:`episodes`; default a new
+    one)."""
+    vec = episodes(env, sequences, trajectories, threads) if vec is None else vec
     _, mask = vec.reset()
     table = fused.prefix(policy, vec.levels.shape[1], env.spec.units)
     value = vec.value
     levels, tails, pres, masks, actions, rewards, alive = [], [], [], [], [], [], []
     while not vec.ended.all():
         live = ~vec.ended
-        pre, logits = fused.forward(policy, table, vec.levels, vec.tail, value)
+        pre, logits = fused.forward(policy, table, vec.levels, vec.tail, value, live, threads)
         a = sample(logits, mask, rng)
         levels.append(vec.levels.copy())
         tails.append(vec.tail.copy())
@@ -113,6 +125,13 @@ def rollout_compact(env, sequences: list, trajectories: int, policy: LinearPolic
         rewards.append(reward.copy())
     arrays = (levels, tails, pres, masks, actions, rewards, alive)
     return (*(np.stack(x) for x in arrays), value)
+
+
+def episodes(env, sequences: list, trajectories: int, threads: int = 1, reuse=None) -> VectorEnv:
+    """The compact VectorEnv of ``trajectories`` episodes of each of ``sequences`` (episode b =
+    sequence b // trajectories), taking over ``reuse``'s arrays when they fit."""
+    assign = np.repeat(np.arange(len(sequences)), trajectories)
+    return VectorEnv(env, sequences, assign, compact=True, threads=threads, reuse=reuse)
 
 
 def dlogits_of(logits, masks, actions, rewards, alive) -> np.ndarray:
@@ -137,9 +156,13 @@ def train_vectorised(
     resume: bool = False,
     on_iteration: Callable[[int, float], None] | None = None,
     sequences: list | None = None,
+    threads: int | None = None,
 ) -> LinearPolicy:
     """Train (module docstring), checkpointing to ``out``; returns the policy (also
-    out/policy.npz). ``on_iteration(i, mean_return)``: the mean episode return of the iteration."""
+    out/policy.npz). ``on_iteration(i, mean_return)``: the mean episode return of the iteration.
+    ``threads``: the numba threads stepping the environments and the fused first layer (None:
+    numba's count, every core unless ``processes.share_cores`` set it); the same results with
+    any number."""
     config.check()
     setup = settings(env) | {"trainer": "vector", "seed": config.seed}
     if sequences is None:
@@ -147,9 +170,11 @@ def train_vectorised(
         sequences = training_set(env, base)
     net, optimiser, start, history = start_training(env, config, out, resume, setup, False)
     per = config.per_iteration or len(sequences)
+    threads = numba.get_num_threads() if threads is None else threads
     with threadpool_limits(1):  # one BLAS thread: the products are small, and runs repeat exactly
         for i in range(start, config.iterations):
-            _iteration(i, env, config, net, optimiser, sequences, per, history, out, setup)
+            _iteration(i, env, config, net, optimiser, sequences, per, history, out, setup,
+                       threads)  # fmt: skip
             if on_iteration is not None:
                 on_iteration(i, history[-1])
     run = {"iterations": config.iterations, "jobs": env.spec.jobs}
@@ -159,7 +184,9 @@ def train_vectorised(
     return policy
 
 
-def _iteration(i, env, config, net, optimiser, sequences, per, history, out, setup) -> None:
+def _iteration(
+    i, env, config, net, optimiser, sequences, per, history, out, setup, threads=1, spare=None
+) -> None:
     """One update from ``per`` sequences x ``config.trajectories`` episodes; appends the mean
     return to ``history`` and checkpoints when due."""
     first = (i * per) % len(sequences)
@@ -167,15 +194,15 @@ def _iteration(i, env, config, net, optimiser, sequences, per, history, out, set
     policy = LinearPolicy.from_network(net, {})
     optimiser.zero_grad()
     if config.fused:
-        returns = _fused_gradients(env, config, net, policy, chosen, i)
+        returns = _fused_gradients(env, config, net, policy, chosen, i, threads, spare)
     else:
-        returns = _gradients(env, config, net, policy, chosen, i)
+        returns = _gradients(env, config, net, policy, chosen, i, threads)
     optimiser.step()
     history.append(float(np.mean(returns)))
     save_checkpoint(out, i, config, net, optimiser, history, setup)
 
 
-def _gradients(env, config, net, policy, chosen, i) -> list[float]:
+def _gradients(env, config, net, policy, chosen, i, threads=1) -> list[float]:
     """Accumulate the network's gradients of the iteration's loss batch by batch (torch);
     returns the episodes' returns."""
     torch = require("torch")
@@ -184,7 +211,7 @@ def _gradients(env, config, net, policy, chosen, i) -> list[float]:
     for k in range(0, per, config.batch_sequences):
         batch = chosen[k : k + config.batch_sequences]
         rng = np.random.default_rng([config.seed, i, k])
-        arrays = rollout(env, batch, n, policy, rng)
+        arrays = rollout(env, batch, n, policy, rng, threads)
         obs, masks, actions, rewards, alive = (torch.from_numpy(x) for x in arrays)
         returns.extend(rewards.sum(0).tolist())
         for g in range(len(batch)):
@@ -197,9 +224,11 @@ def _gradients(env, config, net, policy, chosen, i) -> list[float]:
     return returns
 
 
-def _fused_gradients(env, config, net, policy, chosen, i) -> list[float]:
+def _fused_gradients(env, config, net, policy, chosen, i, threads=1, spare=None) -> list[float]:
     """Set the network's gradients of the iteration's loss from compact rollouts (``rl.fused``);
-    returns the episodes' returns."""
+    returns the episodes' returns. ``spare``: {"vec": the last batch's VectorEnv}, whose arrays
+    each batch takes over (updated)."""
+    spare = {} if spare is None else spare
     torch = require("torch")
     n, per = config.trajectories, len(chosen)
     total = {k: 0.0 for k in ("w1", "b1", "w2", "b2")}
@@ -207,8 +236,9 @@ def _fused_gradients(env, config, net, policy, chosen, i) -> list[float]:
     for k in range(0, per, config.batch_sequences):
         batch = chosen[k : k + config.batch_sequences]
         rng = np.random.default_rng([config.seed, i, k])
+        vec = spare["vec"] = episodes(env, batch, n, threads, spare.get("vec"))
         levels, tails, pres, masks, actions, rewards, alive, value = rollout_compact(
-            env, batch, n, policy, rng
+            env, batch, n, policy, rng, threads, vec
         )
         returns.extend(rewards.sum(0).tolist())
         logits = np.maximum(pres, 0.0) @ policy.w2.T + policy.b2
@@ -225,6 +255,8 @@ def _fused_gradients(env, config, net, policy, chosen, i) -> list[float]:
                 pres[:, cols].reshape(-1, pres.shape[2]),
                 dl.reshape(-1, dl.shape[2]),
                 env.spec.units,
+                alive[:, cols].reshape(-1),  # ended episodes' rows: d loss / d logits 0
+                threads,
             )
             for name, grad in grads.items():
                 total[name] = total[name] + grad
