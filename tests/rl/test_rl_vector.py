@@ -85,25 +85,35 @@ def test_hand_sequence_with_penalties():
     _lockstep(env, [SEQ], np.array([0, 0, 0]), seed=1, explore=0.5)
 
 
+def _random_policy(env, seed: int, scale: float = 1.0) -> LinearPolicy:
+    """A policy of normal random weights (times ``scale``) shaped for ``env``."""
+    rng = np.random.default_rng(seed)
+    shapes = ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))
+    return LinearPolicy(
+        *(rng.normal(size=s).astype(np.float32) * scale for s in shapes), settings={}
+    )
+
+
+def _rollout(vec, policy) -> list:
+    """Observations, rewards and masks of ``vec``'s episodes under ``policy`` (sampling seeded)."""
+    rng = np.random.default_rng(7)
+    obs, mask = vec.reset()
+    out = [obs.copy(), mask.copy()]
+    while not vec.ended.all():
+        obs, reward, _, _, mask = vec.step(act(policy, obs, mask, rng))
+        out += [obs.copy(), reward.copy(), mask.copy()]
+    return out
+
+
 def test_a_reset_replays_as_a_fresh_env(bitbrains):
     """reset clears only the steps an episode wrote: the second run equals a fresh env's."""
     env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=40))
     sequences = training_set(env, TrainConfig(sequences=2, seed=5))
-    policy = LinearPolicy(
-        *(np.random.default_rng(0).normal(size=s).astype(np.float32) for s in
-          ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))),
-        settings={},
-    )  # fmt: skip
+    policy = _random_policy(env, seed=0)
     used = VectorEnv(env, sequences, np.array([0, 1, 1]))
     runs = []
     for vec in (used, used, VectorEnv(env, sequences, np.array([0, 1, 1]))):
-        rng = np.random.default_rng(7)
-        obs, mask = vec.reset()
-        out = [obs.copy(), mask.copy()]
-        while not vec.ended.all():
-            obs, reward, _, _, mask = vec.step(act(policy, obs, mask, rng))
-            out += [obs.copy(), reward.copy(), mask.copy()]
-        runs.append(out)
+        runs.append(_rollout(vec, policy))
     for run in runs[1:]:
         assert len(run) == len(runs[0])
         assert all(np.array_equal(x, y) for x, y in zip(runs[0], run, strict=True))
@@ -114,20 +124,10 @@ def test_an_env_taking_over_a_spent_one_replays_as_a_fresh_env(bitbrains):
     episodes are a fresh env's bit for bit."""
     env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=40))
     sequences = training_set(env, TrainConfig(sequences=4, seed=5))
-    policy = LinearPolicy(
-        *(np.random.default_rng(0).normal(size=s).astype(np.float32) for s in
-          ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))),
-        settings={},
-    )  # fmt: skip
+    policy = _random_policy(env, seed=0)
 
     def run(vec):
-        rng = np.random.default_rng(7)
-        obs, mask = vec.reset()
-        out = [obs.copy(), mask.copy()]
-        while not vec.ended.all():
-            obs, reward, _, _, mask = vec.step(act(policy, obs, mask, rng))
-            out += [obs.copy(), reward.copy(), mask.copy()]
-        return out + [vec.host(b) for b in range(vec.episodes)]
+        return _rollout(vec, policy) + [vec.host(b) for b in range(vec.episodes)]
 
     spent = VectorEnv(env, sequences, np.array([0, 1, 3]))  # its steps: the longest of all four
     run(spent)
@@ -147,11 +147,7 @@ def test_threads_step_the_same_episodes(bitbrains, compact):
 
     env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=40), load=0.9)
     sequences = training_set(env, TrainConfig(sequences=3, seed=2))
-    policy = LinearPolicy(
-        *(np.random.default_rng(1).normal(size=s).astype(np.float32) * 0.1 for s in
-          ((20, env.obs_size), (20,), (env.actions, 20), (env.actions,))),
-        settings={},
-    )  # fmt: skip
+    policy = _random_policy(env, seed=1, scale=0.1)
     runs = []
     for threads in (1, 2):
         vec = VectorEnv(
