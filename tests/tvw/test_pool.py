@@ -249,7 +249,7 @@ def test_google2019_tasks_are_long_running_records_in_units_of_their_own_limits(
         s.usage()
         .filter(pl.col("id") == task)
         .sort("time")
-        .join(s.workloads().select("id", *LIMITS), on="id")
+        .join(s.workloads().select("id", *LIMITS), on="id", maintain_order="left")
         .with_columns(short=pl.col("time").diff().fill_null(300.0) < 150)
         .collect()
     )

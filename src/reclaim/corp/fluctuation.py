@@ -112,7 +112,7 @@ def _read_windows(path: Path) -> WindowTable:
         store.usage()
         .select("id", "time", "cpu", "mem", "cpu_max", "mem_max", *PERCENTILE_COLUMNS)
         .with_row_index("row")
-        .join(req, on="id", how="left")
+        .join(req, on="id", how="left", maintain_order="left")
         .sort("id", "time")
         .collect()
     )

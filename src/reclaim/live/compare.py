@@ -48,6 +48,7 @@ def side_by_side(live: pl.DataFrame, simulated: pl.DataFrame, mode: str) -> pl.D
         simulated.select("app", pl.col("state").alias("state_sim"), *cols),
         on="app",
         suffix="_sim",
+        maintain_order="left",
     )
     diffs = [(pl.col(c) - pl.col(f"{c}_sim")).alias(f"{c}_diff") for c in cols]
     return joined.with_columns(diffs).with_columns(pl.lit(mode).alias("mode"))
@@ -83,7 +84,7 @@ def median_change(
     """Relative change of the median of ``column`` from ``base`` to ``other`` over applications
     finished in both, with a 95 % paired-bootstrap interval: (change, low, high)."""
     both = base.select("app", column, "state").join(
-        other.select("app", column, "state"), on="app", suffix="_o"
+        other.select("app", column, "state"), on="app", suffix="_o", maintain_order="left"
     )
     both = both.filter((pl.col("state") == "done") & (pl.col("state_o") == "done"))
     a, b = both[column].to_numpy(), both[f"{column}_o"].to_numpy()

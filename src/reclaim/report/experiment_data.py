@@ -263,9 +263,9 @@ def derive(runs: pl.DataFrame) -> pl.DataFrame:
         .group_by(key)
         .agg(baseline_turnaround_s=pl.col("turnaround_mean_s").mean())
     )
-    return runs.join(baseline, on=key, how="left", nulls_equal=True).with_columns(
-        turnaround_ratio=pl.col("baseline_turnaround_s") / pl.col("turnaround_mean_s")
-    )
+    return runs.join(
+        baseline, on=key, how="left", nulls_equal=True, maintain_order="left"
+    ).with_columns(turnaround_ratio=pl.col("baseline_turnaround_s") / pl.col("turnaround_mean_s"))
 
 
 def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
@@ -304,7 +304,7 @@ def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
         *[(pl.col(m) + half[m]).clip(upper_bound=upper[m]).alias(f"{m}_hi") for m in METRICS],
     )
     return (
-        cells.join(order, on="label")
+        cells.join(order, on="label", maintain_order="left")
         .with_columns(_baseline_first=pl.col("controller") != BASELINE)
         .sort(["_baseline_first", "_label_order", "k1", "k2", "coverage"], nulls_last=False)
         .drop("_baseline_first", "_label_order")

@@ -68,9 +68,9 @@ def load(root: Path) -> ResultStore:
         .group_by(key)
         .agg(baseline_empty_pct=pl.col("empty_hosts_pct").mean())
     )
-    runs = runs.join(base, on=key, how="left", nulls_equal=True).with_columns(
-        empty_gain_pp=pl.col("empty_hosts_pct") - pl.col("baseline_empty_pct")
-    )
+    runs = runs.join(
+        base, on=key, how="left", nulls_equal=True, maintain_order="left"
+    ).with_columns(empty_gain_pp=pl.col("empty_hosts_pct") - pl.col("baseline_empty_pct"))
     name, scale = str(meta.get("name", root.name)), str(meta.get("scale", ""))
     return ResultStore(root, name, scale, str(meta.get("description", "")), runs, pending)
 

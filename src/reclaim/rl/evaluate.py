@@ -169,7 +169,9 @@ def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for label in [p for p in frame["policy"].unique(maintain_order=True) if p.startswith("tvw-rl")]:
         ours = frame.filter(pl.col("policy") == label)
-        pairs = ours.join(best, on=["store", "load", "sequence"], suffix="_bf")
+        pairs = ours.join(
+            best, on=["store", "load", "sequence"], suffix="_bf", maintain_order="left"
+        )
         for (store, load), group in pairs.group_by("store", "load", maintain_order=True):
             row = {"store": store, "load": load, "tvw_rl": label, "sequences": group.height}
             for metric in ("overshoot_pct", "machines_used"):

@@ -187,7 +187,7 @@ def _samples(store: Store) -> tuple[pl.DataFrame, int]:
     spans = (
         usage.group_by("id")
         .agg(first=pl.col("time").min(), last=pl.col("time").max())
-        .join(workloads.select("id", "job_id"), on="id", how="left")
+        .join(workloads.select("id", "job_id"), on="id", how="left", maintain_order="left")
         .sort("job_id", "first", "id", nulls_last=True)
         .collect()
     )
@@ -200,9 +200,9 @@ def _samples(store: Store) -> tuple[pl.DataFrame, int]:
     apart = int(spans["job_id"].is_in(concurrent.implode()).sum())
     joined = pl.col("job_id").is_not_null() & ~pl.col("job_id").is_in(concurrent.implode())
     frame = (
-        usage.join(workloads, on="id", how="left")
+        usage.join(workloads, on="id", how="left", maintain_order="left")
         .with_columns(key=pl.when(joined).then(pl.col("job_id")).otherwise(pl.col("id")))
-        .sort("key", "time")
+        .sort("key", "time", maintain_order=True)
         .collect()
     )
     if frame.height == 0:

@@ -347,7 +347,7 @@ def load_jobs(path: Path, normalised_mem_gib: float = 128.0) -> JobTable:
             store.path / WORKLOADS_FILE, f"no job qualifies as an application {excluded}"
         )
     kept = (
-        tasks.join(used, on="job_id")
+        tasks.join(used, on="job_id", maintain_order="left")
         .sort("job_order", "submit_time", "id")
         .select(
             pl.col("job_order"),

@@ -87,7 +87,11 @@ def measure_ratios(path: Path) -> UsageRatios:
     positive = pl.all_horizontal(
         (pl.col(f"{r}_request") > 0) & pl.col(f"{r}_request").is_finite() for r in RESOURCES
     ).fill_null(False)
-    joined = store.usage().select("id", *RESOURCES).join(requests, on="id", how="left")
+    joined = (
+        store.usage()
+        .select("id", *RESOURCES)
+        .join(requests, on="id", how="left", maintain_order="left")
+    )
     skipped = joined.filter(~positive).select(pl.col("id").n_unique()).collect().item()
     per_task = (
         joined.filter(positive)

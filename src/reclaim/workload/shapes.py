@@ -102,7 +102,7 @@ def _store_shapes(store: Store, period: float) -> tuple[np.ndarray, np.ndarray, 
     skipped = 0
     if by_request:
         requests = store.workloads().select("id", *(f"{r}_request" for r in by_request))
-        usage = usage.join(requests, on="id", how="left")
+        usage = usage.join(requests, on="id", how="left", maintain_order="left")
         positive = pl.all_horizontal(
             (pl.col(f"{r}_request") > 0) & pl.col(f"{r}_request").is_finite() for r in by_request
         ).fill_null(False)

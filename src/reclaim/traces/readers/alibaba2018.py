@@ -142,7 +142,7 @@ class Alibaba2018(TraceReader):
                 pl.concat(spans)
                 .group_by("id")
                 .agg(pl.min("start_time"), pl.max("end_time"))
-                .join(capacity, on="id")
+                .join(capacity, on="id", maintain_order="left")
                 .sort("id")
             )
             out.write("workloads", workloads.with_columns(instances=pl.lit(1)))
