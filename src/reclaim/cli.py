@@ -737,6 +737,9 @@ def rl_classes(
     records: Annotated[int, typer.Option(min=4, help="Records per store.")] = 120,
     steps: Annotated[int, typer.Option(min=8, help="Steps of each record used.")] = 288,
     seed: Annotated[int, typer.Option(help="Seed of the sample and the clusterings.")] = 0,
+    initialisations: Annotated[
+        int, typer.Option(min=1, help="Clusterings per k; the best is kept (paper: 50).")
+    ] = 50,
     scale: Scale = "auto",
 ) -> None:
     """Equivalence classes by aggregate, temporal and DTW distances: k by silhouette, and the
@@ -754,7 +757,7 @@ def rl_classes(
     for path in paths:
         pool = load_pool(path, scale=scale)
         series = sample_records(pool.units, records, steps, np.random.default_rng(seed))
-        for row in compare_distances(series, seed):
+        for row in compare_distances(series, seed, n_init=initialisations):
             table.add_row(
                 pool.name,
                 str(row["distance"]),

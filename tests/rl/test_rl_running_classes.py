@@ -110,6 +110,14 @@ def test_seeded_fit_is_deterministic(bitbrains):
         assert len(np.unique(table[(starts == value).all(axis=1), 0])) == 1
 
 
+def test_labeller_records_its_initialisations_and_old_ones_rebuild_with_ten(bitbrains):
+    spec = replace(ScenarioSpec(), jobs=40)
+    saved = replace(SMALL).fit([bitbrains], spec).settings()
+    assert saved["initialisations"] == 50  # the paper's, per k
+    before = {k: v for k, v in saved.items() if k != "initialisations"}
+    assert RunningClasses.rebuild(before).initialisations == 10  # what it was fitted with
+
+
 def test_policy_trained_with_classes_evaluates_with_the_same_labeller(bitbrains, tmp_path):
     pytest.importorskip("torch")
     spec = replace(ScenarioSpec(), jobs=8)

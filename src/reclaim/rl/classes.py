@@ -11,7 +11,8 @@ Three distances, as the paper's Table 1 compares them:
 - aggregate (the baseline, after Zhang et al. 2011): total and mean CPU and memory, duration, and
   the mean, std and normalised std of the memory-to-CPU ratio, normalised, K-Means.
 
-k is chosen by the mean silhouette over ``ks`` (3..15), the best of ``n_init`` initialisations.
+k is chosen by the mean silhouette over ``ks`` (3..15), the best of ``n_init`` initialisations
+(the paper's 50).
 :func:`effective_gain` is the paper's EG proxy; :func:`classifier` labels a running workload from
 its partial usage.
 """
@@ -28,6 +29,7 @@ from reclaim.errors import ReclaimError
 from reclaim.state.grouped import GroupedArray
 
 KS = range(3, 16)
+INITIALISATIONS = 50  # per k, as the paper's EC creation
 CHUNK = 10  # steps per chunk of the aggregated linear trend (tsfresh's chunk_len)
 
 
@@ -167,7 +169,7 @@ def select_k(
     distances: NDArray | None,
     seed: int,
     ks=KS,
-    n_init: int = 10,
+    n_init: int = INITIALISATIONS,
 ) -> Classes:
     """Cluster for each k of ``ks`` (K-Means on ``points``, or K-Medoids on ``distances``) and
     keep the k of the highest mean silhouette."""
@@ -200,14 +202,16 @@ def select_k(
     return Classes(np.asarray(best[1], np.int64), best[0], scores)
 
 
-def equivalence_classes(series: GroupedArray, distance: str, seed: int = 0, ks=KS) -> Classes:
+def equivalence_classes(
+    series: GroupedArray, distance: str, seed: int = 0, ks=KS, n_init: int = INITIALISATIONS
+) -> Classes:
     """Classes of ``series`` under ``distance``: temporal, dtw or aggregate."""
     if distance == "temporal":
-        return select_k(temporal_features(series), None, seed, ks)
+        return select_k(temporal_features(series), None, seed, ks, n_init)
     if distance == "aggregate":
-        return select_k(aggregate_features(series), None, seed, ks)
+        return select_k(aggregate_features(series), None, seed, ks, n_init)
     if distance == "dtw":
-        return select_k(None, dtw_distances(series), seed, ks)
+        return select_k(None, dtw_distances(series), seed, ks, n_init)
     raise ReclaimError(f"distance must be temporal, dtw or aggregate, not {distance!r}")
 
 
@@ -302,12 +306,12 @@ def classifier(features: NDArray, labels: NDArray, seed: int = 0, hidden: int = 
 
 
 def compare_distances(
-    series: GroupedArray, seed: int = 0, ks=KS
+    series: GroupedArray, seed: int = 0, ks=KS, n_init: int = INITIALISATIONS
 ) -> list[dict[str, float | int | str]]:
     """The paper's Table 1 on ``series``: per distance, the chosen k, its silhouette, f and EG."""
     rows = []
     for distance in ("aggregate", "temporal", "dtw"):
-        found = equivalence_classes(series, distance, seed, ks)
+        found = equivalence_classes(series, distance, seed, ks, n_init)
         eg, f = effective_gain(series, found.labels)
         rows.append(
             {

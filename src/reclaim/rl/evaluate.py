@@ -162,8 +162,6 @@ def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
     """Per store, load and TVW-RL policy: its overshoot (pp) and machines used minus Best-Fit's
     on the same sequences, the mean difference with its 95 % t-interval and the paired t-test's
     two-sided p-value (no difference)."""
-    from scipy import stats
-
     frame = runs.with_columns(policy=pl.col("policy").str.split("@").list.first())
     best = frame.filter(pl.col("policy") == "best-fit")
     rows = []
@@ -177,9 +175,7 @@ def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
             for metric in ("overshoot_pct", "machines_used"):
                 d = (group[metric] - group[f"{metric}_bf"]).to_numpy()
                 half = float(t_half_width(np.std(d, ddof=1), len(d))) if len(d) > 1 else np.nan
-                p = stats.ttest_rel(d, np.zeros_like(d)).pvalue if len(d) > 1 else np.nan
-                if np.isnan(p) and not d.any():
-                    p = 1.0  # the same on every sequence
+                p = _paired_p(d)
                 row |= {
                     f"{metric}_diff": float(d.mean()),
                     f"{metric}_diff_lo": float(d.mean() - half),
@@ -188,6 +184,18 @@ def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
                 }
             rows.append(row)
     return pl.DataFrame(rows)
+
+
+def _paired_p(d: np.ndarray) -> float:
+    """The paired t-test's p for differences ``d``; a difference the same on every sequence has
+    no spread to test: p 1 when it is zero, 0 otherwise (scipy would warn and say the same)."""
+    if len(d) < 2:
+        return np.nan
+    if np.ptp(d) == 0:
+        return 0.0 if d.any() else 1.0
+    from scipy import stats
+
+    return float(stats.ttest_rel(d, np.zeros_like(d)).pvalue)
 
 
 def paper_comparison(summary: pl.DataFrame) -> pl.DataFrame:

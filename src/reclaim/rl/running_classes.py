@@ -20,7 +20,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError
-from reclaim.rl.classes import classifier, equivalence_classes, features_by_age
+from reclaim.rl.classes import (
+    INITIALISATIONS,
+    classifier,
+    equivalence_classes,
+    features_by_age,
+)
 from reclaim.state.grouped import GroupedArray
 from reclaim.tvw.pool import LEGACY_SCALE, Pool
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, load_pools, sample_sequence
@@ -44,7 +49,8 @@ class RunningClasses:
 
     distance: temporal or dtw; workloads: drawn per pool to fit on; ages: A, the longest age the
     classifier reads (an older workload keeps its class at age A); seed: the draw, the clustering
-    and the classifier (same seed and pools, same labeller).
+    and the classifier (same seed and pools, same labeller); initialisations: of the clustering,
+    per k.
 
     The paper's classifier also reads the request's metadata (limits, priority); our stores carry
     none, so partial usage is its only input: at age 1 the usage at arrival, what a waiting
@@ -55,6 +61,7 @@ class RunningClasses:
     workloads: int = 100
     ages: int = 20
     seed: int = 0
+    initialisations: int = INITIALISATIONS
 
     def fit(self, pools: list[Pool], spec: ScenarioSpec) -> RunningClasses:
         """Classes of ``workloads`` drawn from each pool as ``spec`` draws them, the classifier."""
@@ -68,7 +75,9 @@ class RunningClasses:
             drawn += [usage[i] for i in range(len(usage))]
         series = GroupedArray.from_series(drawn)
         with _one_thread():
-            found = equivalence_classes(series, self.distance, self.seed)
+            found = equivalence_classes(
+                series, self.distance, self.seed, n_init=self.initialisations
+            )
             features = features_by_age(series, self.ages)
             lived = series.lengths >= np.arange(1, self.ages + 1)[:, None]  # (A, n) ages reached
             labels = np.broadcast_to(found.labels, lived.shape)
@@ -98,7 +107,8 @@ class RunningClasses:
     @classmethod
     def rebuild(cls, settings: dict) -> RunningClasses:
         """The labeller :meth:`settings` describes, fitted again on its stores (deterministic)."""
-        params = dict(settings)
+        # a labeller saved before its initialisations were recorded clustered with 10
+        params = {"initialisations": 10} | dict(settings)
         # a spec saved before the scale was recorded quantised as the legacy rule did
         saved = {"scale": LEGACY_SCALE} | params.pop("spec")
         stores, spec = params.pop("stores"), ScenarioSpec(**saved)
