@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from reclaim.agent.cli import agent_app
-from reclaim.cli_options import output_dir, report_console
+from reclaim.cli_options import output_option, report_console
 from reclaim.errors import ReclaimError
 from reclaim.live.cli import live_app
 
@@ -68,9 +68,7 @@ def traces_import(
         ),
     ],
     src: Annotated[Path, typer.Argument(metavar="SOURCE", help="Trace folder or file.")],
-    out: Annotated[
-        Path, typer.Option("-o", "--output", callback=output_dir, help="Store directory to write.")
-    ],
+    out: Annotated[Path, output_option("Store directory to write.")],
     force: Annotated[
         bool, typer.Option(help="Replace a store of another format at the output.")
     ] = False,
@@ -162,9 +160,7 @@ def forecast_eval(
     ] = "gp-exp",
     output: Annotated[
         Path,
-        typer.Option(
-            "-o", "--output", callback=output_dir, help="Directory for parts, summary and plots."
-        ),
+        output_option("Directory for parts, summary and plots."),
     ] = Path("results/forecast"),
 ) -> None:
     """One-step rolling forecasts on real series: error, calibration, sharpness and speed.
@@ -272,12 +268,7 @@ def simulate(
     ] = "best-fit",
     output: Annotated[
         Path | None,
-        typer.Option(
-            "-o",
-            "--output",
-            callback=output_dir,
-            help="Results directory (default: results/simulate, or results/headline).",
-        ),
+        output_option("Results directory (default: results/simulate, or results/headline)."),
     ] = None,
 ) -> None:
     """Simulate a workload sampled from real traces on a cluster and print the summary.
@@ -379,12 +370,7 @@ def report(
     ],
     output: Annotated[
         Path | None,
-        typer.Option(
-            "-o",
-            "--output",
-            callback=output_dir,
-            help="Directory for plots and index.html (default: RESULTS/report).",
-        ),
+        output_option("Directory for plots and index.html (default: RESULTS/report)."),
     ] = None,
 ) -> None:
     """Tables, plots and an HTML page of a result store, with the paper's headline numbers;
@@ -420,12 +406,7 @@ def experiment_run(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option(
-            "-o",
-            "--output",
-            callback=output_dir,
-            help="Results directory (default: results/SPEC-SCALE).",
-        ),
+        output_option("Results directory (default: results/SPEC-SCALE)."),
     ] = None,
     backend: Annotated[str, typer.Option(help="local (process pool) or ray.")] = "local",
     jobs: Annotated[
@@ -491,9 +472,7 @@ def place_eval(
     seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
     output: Annotated[
         Path,
-        typer.Option(
-            "-o", "--output", callback=output_dir, help="Directory for Parquet results and charts."
-        ),
+        output_option("Directory for Parquet results and charts."),
     ] = Path("results/place"),
 ) -> None:
     """TVW-RL's evaluation: utilisation, fragmentation, overshoot, machines used and wait of each
@@ -564,12 +543,7 @@ def rl_train(
     ] = False,
     output: Annotated[
         Path,
-        typer.Option(
-            "-o",
-            "--output",
-            callback=output_dir,
-            help="Directory for checkpoint.pt and policy.npz.",
-        ),
+        output_option("Directory for checkpoint.pt and policy.npz."),
     ] = Path("results/rl"),
 ) -> None:
     """Train TVW-RL's policy (or DeepRM's selector) with REINFORCE; checkpoints, resumes, writes
@@ -618,9 +592,7 @@ def rl_eval(
     classes: Classes = "none",
     output: Annotated[
         Path,
-        typer.Option(
-            "-o", "--output", callback=output_dir, help="Directory for Parquet results and charts."
-        ),
+        output_option("Directory for Parquet results and charts."),
     ] = Path("results/rl-eval"),
 ) -> None:
     """TVW-RL vs DeepRM+Best-Fit and the heuristics (the paper's Figs. 4-5), and our figures
@@ -704,9 +676,7 @@ def rl_ablate(
     ] = None,
     output: Annotated[
         Path,
-        typer.Option(
-            "-o", "--output", callback=output_dir, help="Directory for the policies and results."
-        ),
+        output_option("Directory for the policies and results."),
     ] = Path("results/rl-ablation"),
 ) -> None:
     """The paper's penalty ablation (its Table 3): a policy per K_u, K_o, K_c setting, the others
@@ -793,9 +763,7 @@ def lifetime_eval(
         float, typer.Option(min=0.01, help="Long-lived above this many days (paper: 7).")
     ] = 7.0,
     seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
-    output: Annotated[
-        Path, typer.Option("-o", "--output", callback=output_dir, help="Directory for the plots.")
-    ] = Path("results/lifetime"),
+    output: Annotated[Path, output_option("Directory for the plots.")] = Path("results/lifetime"),
 ) -> None:
     """Train on the first arrivals, test on the later ones: precision and recall of "lives beyond
     the threshold" at creation, F1 by uptime quantile (reprediction) and by week after training."""

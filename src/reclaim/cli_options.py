@@ -16,6 +16,11 @@ def output_dir(value: Path | None) -> Path | None:
     return value
 
 
+def output_option(help: str):
+    """The -o/--output option of a command: a directory, checked before any work starts."""
+    return typer.Option("-o", "--output", callback=output_dir, help=help)
+
+
 def report_console() -> Console:
     """The terminal as it is (report tables stack their rows where columns do not fit); 160
     columns for pipes and files, where nothing wraps."""

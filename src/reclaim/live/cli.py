@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from reclaim.cli_options import output_dir, report_console
+from reclaim.cli_options import output_option, report_console
 
 live_app = typer.Typer(
     no_args_is_help=True,
@@ -20,12 +20,7 @@ live_app = typer.Typer(
 def run(
     output: Annotated[
         Path,
-        typer.Option(
-            "-o",
-            "--output",
-            callback=output_dir,
-            help="Results directory (resumes what is missing).",
-        ),
+        output_option("Results directory (resumes what is missing)."),
     ] = Path("results/live"),
     apps: Annotated[int, typer.Option(min=1, help="Applications (the paper: 100).")] = 100,
     seed: Annotated[int, typer.Option(help="Seed of the workload sampler.")] = 0,
