@@ -570,7 +570,30 @@ def rl_train(
         vectorised,
         scale,
     )
-    Console().print(f"policy: {output / POLICY}")
+    from reclaim.report.training import plot_curves
+
+    chart = plot_curves([output / POLICY], output / "curve.png")
+    Console().print(f"policy: {output / POLICY}, training curve: {chart}")
+
+
+@rl_app.command("curve")
+def rl_curve(
+    policies: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="POLICY...", help="Trained policy.npz files (default: the shipped ones)."
+        ),
+    ] = None,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Chart to write.")] = Path(
+        "results/rl-curve.png"
+    ),
+) -> None:
+    """The training curve each policy records: its mean episode return at every iteration."""
+    from reclaim.report.training import plot_curves
+    from reclaim.rl.evaluate import Learned
+
+    paths = policies or [Path(Learned(name).policy_path) for name in ("tvw-rl", "deeprm")]
+    Console().print(f"training curves: {plot_curves(paths, output)}")
 
 
 @rl_app.command("eval")

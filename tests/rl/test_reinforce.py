@@ -95,6 +95,9 @@ def test_deeprm_selector_trains_on_the_same_reinforce(tmp_path):
     config = TrainConfig(iterations=2, trajectories=3, sequences=1)
     policy = train(env, config, tmp_path, sequences=[seq])
     assert policy.w2.shape == (4, 20) and policy.settings["env"] == "DeepRMEnv"
+    # the run it came from: seed, training settings and the mean return of every iteration
+    assert policy.settings["seed"] == 0 and policy.settings["config"]["trajectories"] == 3
+    assert len(policy.settings["curve"]) == 2 and np.isfinite(policy.settings["curve"]).all()
     assert np.isfinite(evaluate_return(env, policy, seq))
 
 

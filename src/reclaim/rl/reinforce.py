@@ -142,8 +142,7 @@ def train(
         if on_iteration is not None:
             on_iteration(i, mean_return)
         save_checkpoint(out, i, config, net, optimiser, history, setup)
-    run = {"iterations": config.iterations, "jobs": env.spec.jobs}
-    policy = LinearPolicy.from_network(net, setup | run)
+    policy = LinearPolicy.from_network(net, setup | run_record(env, config, history))
     policy.save(out / POLICY)
     return policy
 
@@ -185,6 +184,18 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
     return net, optimiser, state["iteration"], state["history"]
 
 
+def run_record(env, config, history: list) -> dict:
+    """What a trained policy records of its run beside the env's settings: iterations, workloads
+    per episode, seed, the training settings and the curve (the mean return of every iteration)."""
+    return {
+        "iterations": config.iterations,
+        "jobs": env.spec.jobs,
+        "seed": config.seed,
+        "config": asdict(config),
+        "curve": history,
+    }
+
+
 def save_checkpoint(out: Path, i: int, config, net, optimiser, history: list, setup: dict) -> None:
     """After iteration ``i``: write out/checkpoint.pt when due (every ``checkpoint_every``
     iterations, and the last)."""
@@ -200,6 +211,9 @@ def save_checkpoint(out: Path, i: int, config, net, optimiser, history: list, se
         require("torch").save(state, out / CHECKPOINT)
 
 
+RUN_KEYS = ("iterations", "jobs", "seed", "config", "curve")  # run_record's, not the env's
+
+
 def _policy_settings(out: Path) -> dict:
     """The env settings of out/policy.npz, for a checkpoint saved before checkpoints recorded
     them (config only): the policy of the same training does. Neither: a one-line error."""
@@ -208,7 +222,7 @@ def _policy_settings(out: Path) -> dict:
             f"{out / CHECKPOINT}: checkpoint predates recorded settings; drop --resume"
         )
     saved = LinearPolicy.load(out / POLICY).settings
-    return {k: v for k, v in saved.items() if k not in ("iterations", "jobs")}
+    return {k: v for k, v in saved.items() if k not in RUN_KEYS}
 
 
 def load_checkpoint(folder: Path) -> dict:

@@ -22,7 +22,7 @@ uninterrupted one would. Checkpoints as ``rl.reinforce`` writes them, the settin
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numba
@@ -37,6 +37,7 @@ from reclaim.rl.reinforce import (
     POLICY,
     TrainConfig,
     loss_of,
+    run_record,
     save_checkpoint,
     settings,
     start_training,
@@ -177,9 +178,7 @@ def train_vectorised(
                        threads)  # fmt: skip
             if on_iteration is not None:
                 on_iteration(i, history[-1])
-    run = {"iterations": config.iterations, "jobs": env.spec.jobs}
-    run |= {"config": asdict(config), "curve": history}  # "history" is the image h
-    policy = LinearPolicy.from_network(net, setup | run)
+    policy = LinearPolicy.from_network(net, setup | run_record(env, config, history))
     policy.save(out / POLICY)
     return policy
 
