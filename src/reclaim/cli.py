@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from reclaim.agent.cli import agent_app
-from reclaim.cli_options import output_option, report_console
+from reclaim.cli_options import chart_file, output_option, report_console
 from reclaim.errors import ReclaimError
 from reclaim.live.cli import live_app
 
@@ -584,9 +584,12 @@ def rl_curve(
             metavar="POLICY...", help="Trained policy.npz files (default: the shipped ones)."
         ),
     ] = None,
-    output: Annotated[Path, typer.Option("-o", "--output", help="Chart to write.")] = Path(
-        "results/rl-curve.png"
-    ),
+    output: Annotated[
+        Path,
+        typer.Option(
+            "-o", "--output", callback=chart_file, help="Chart to write (.png/.pdf/.svg)."
+        ),
+    ] = Path("results/rl-curve.png"),
 ) -> None:
     """The training curve each policy records: its mean episode return at every iteration."""
     from reclaim.report.training import plot_curves

@@ -21,6 +21,15 @@ def output_option(help: str):
     return typer.Option("-o", "--output", callback=output_dir, help=help)
 
 
+def chart_file(value: Path) -> Path:
+    """A chart's path: a .png, .pdf or .svg file, not a directory."""
+    if value.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise typer.BadParameter(f"{value}: a chart is written as .png, .pdf or .svg")
+    if value.is_dir():
+        raise typer.BadParameter(f"{value} is a directory; name the chart's file")
+    return value
+
+
 def report_console() -> Console:
     """The terminal as it is (report tables stack their rows where columns do not fit); 160
     columns for pipes and files, where nothing wraps."""

@@ -41,3 +41,18 @@ def test_a_policy_without_a_curve_is_a_one_line_error(tmp_path):
     done = reclaim("rl", "curve", str(old), "-o", str(tmp_path / "c.png"))
     assert done.returncode != 0 and "records no training curve" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name", ["c.pngx", "dir"])
+def test_a_chart_path_that_cannot_be_a_chart_is_refused_in_one_line(tmp_path, name):
+    (tmp_path / "dir").mkdir()
+    policy = _policy(tmp_path / "p.npz", curve=[-1.0], config={"sequences": 1})
+    done = reclaim("rl", "curve", str(policy), "-o", str(tmp_path / name))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_an_unwritable_chart_is_a_one_line_error(tmp_path):
+    policy = _policy(tmp_path / "p.npz", curve=[-1.0], config={"sequences": 1})
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ReclaimError, match="cannot write the chart"):
+        plot_curves([policy], tmp_path / "file" / "c.png")

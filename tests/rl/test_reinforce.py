@@ -74,7 +74,7 @@ def test_checkpoint_without_settings_is_checked_against_its_policy(tmp_path):
     torch.save(old, tmp_path / CHECKPOINT)
     longer = TrainConfig(iterations=2, trajectories=2, sequences=1)
     other = replace(env, weights=Weights(underuse=1.0))
-    with pytest.raises(ReclaimError, match=r"other settings \(weights\); drop --resume"):
+    with pytest.raises(ReclaimError, match=r"other settings \(weights.underuse\); drop --resume"):
         train(other, longer, tmp_path, resume=True, sequences=[seq])
     assert train(env, longer, tmp_path, resume=True, sequences=[seq]).settings["iterations"] == 2
     torch.save(old, tmp_path / CHECKPOINT)

@@ -53,7 +53,7 @@ def test_resuming_a_checkpoint_from_before_the_quantisation_reads_it_as_legacy(t
     del old["settings"]["quantisation"]  # as checkpoints were saved before they recorded it
     torch.save(old, tmp_path / CHECKPOINT)
     two = TrainConfig(iterations=2, trajectories=2, sequences=1)
-    with pytest.raises(ReclaimError, match=r"other settings \(quantisation\); drop --resume"):
+    with pytest.raises(ReclaimError, match=r"other settings \(quantisation.scale\); drop --resume"):
         train(
             replace(legacy, spec=replace(legacy.spec, scale="auto")),
             two,

@@ -15,7 +15,7 @@ from reclaim.errors import ReclaimError
 from reclaim.rl.env import PlacementEnv, ReferencePlacementEnv
 from reclaim.rl.evaluate import Learned
 from reclaim.rl.policy import LinearPolicy
-from reclaim.rl.reinforce import TrainConfig, make_agent_env, train
+from reclaim.rl.reinforce import CHECKPOINT, TrainConfig, make_agent_env, train
 from reclaim.rl.running_classes import RunningClasses
 from reclaim.traces.store import sample_path
 from reclaim.tvw.scenario import ScenarioSpec, sample_sequence
@@ -174,3 +174,11 @@ def test_cli_records_the_classes_and_resume_refuses_others(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     error = done.stderr.strip().splitlines()[-1]  # after the progress bar
     assert error.startswith("error:") and error.endswith("other settings (labeler); drop --resume")
+    # a checkpoint from before labellers recorded their initialisations clustered with 10
+    torch = pytest.importorskip("torch")
+    old = torch.load(tmp_path / CHECKPOINT, weights_only=False)
+    del old["settings"]["labeler"]["initialisations"]
+    torch.save(old, tmp_path / CHECKPOINT)
+    done = reclaim("rl", "train", *TINY, "--classes", "temporal", "--resume", *store)
+    error = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 2 and error.endswith("(labeler.initialisations); drop --resume")

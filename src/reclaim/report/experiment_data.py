@@ -306,7 +306,11 @@ def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
     return (
         cells.join(order, on="label", maintain_order="left")
         .with_columns(_baseline_first=pl.col("controller") != BASELINE)
-        .sort(["_baseline_first", "_label_order", "k1", "k2", "coverage"], nulls_last=False)
+        .sort(
+            ["_baseline_first", "_label_order", "k1", "k2", "coverage"],
+            nulls_last=False,
+            maintain_order=True,
+        )
         .drop("_baseline_first", "_label_order")
     )
 

@@ -29,8 +29,9 @@ def curve(path: Path) -> tuple[str, np.ndarray, int]:
     agent = "DeepRM" if settings.get("env") == "DeepRMEnv" else "TVW-RL"
     every = settings.get("trainer") == "vector"
     trainer = "every sequence per iteration" if every else "one sequence per iteration"
-    window = WINDOW if every else settings["config"]["sequences"]
-    title = f"{agent}, {settings['load']:.0%} load, {trainer}, seed {settings['seed']}"
+    window = WINDOW if every else settings.get("config", {}).get("sequences", WINDOW)
+    seed = settings.get("seed", "not recorded")
+    title = f"{agent}, {settings.get('load', 0):.0%} load, {trainer}, seed {seed}"
     return title, returns, window
 
 
@@ -54,7 +55,11 @@ def plot_curves(paths: list[Path], out: Path) -> Path:
         ax.set(title=title, xlabel="iteration", ylabel="mean episode return")
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=110)
+    except OSError as err:
+        raise ReclaimError(f"{out}: cannot write the chart ({err.strerror or err})") from err
+    finally:
+        plt.close(fig)
     return out

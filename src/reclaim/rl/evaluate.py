@@ -187,12 +187,13 @@ def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def _paired_p(d: np.ndarray) -> float:
-    """The paired t-test's p for differences ``d``; a difference the same on every sequence has
-    no spread to test: p 1 when it is zero, 0 otherwise (scipy would warn and say the same)."""
+    """The paired t-test's p for differences ``d``. A difference the same on every sequence (to
+    float rounding) has no spread to test; we take it as it is: p 1 when it is zero, else 0 (as
+    scipy does for an exact constant, with a warning)."""
     if len(d) < 2:
         return np.nan
-    if np.ptp(d) == 0:
-        return 0.0 if d.any() else 1.0
+    if np.ptp(d) <= 1e-9 * max(1.0, float(np.abs(d).max())):
+        return 0.0 if np.abs(d).max() > 1e-9 else 1.0
     from scipy import stats
 
     return float(stats.ttest_rel(d, np.zeros_like(d)).pvalue)

@@ -167,9 +167,11 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
     recorded = state.get("settings") or (_policy_settings(out) if legacy else {})
     if recorded:  # saved before the quantisation was recorded: the legacy one
         recorded = {"quantisation": LEGACY_QUANTISATION} | recorded
+    if "labeler" in recorded:  # saved before a labeller recorded its initialisations: 10
+        recorded["labeler"] = {"initialisations": 10} | recorded["labeler"]
     saved = state["config"] | recorded
     asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
-    other = sorted(k for k in saved.keys() | asked.keys() if saved.get(k) != asked.get(k))
+    other = sorted(_differences(saved, asked))
     if other:
         raise ReclaimError(
             f"{out / CHECKPOINT}: saved with other settings ({', '.join(other)}); drop --resume"
@@ -182,6 +184,19 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
     net.load_state_dict(state["net"])
     optimiser.load_state_dict(state["optimiser"])
     return net, optimiser, state["iteration"], state["history"]
+
+
+def _differences(saved: dict, asked: dict, prefix: str = "") -> list[str]:
+    """The keys whose values differ, a nested dict's as ``key.inner`` (so that a refusal says
+    which of a labeller's settings changed)."""
+    out = []
+    for key in saved.keys() | asked.keys():
+        a, b = saved.get(key), asked.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append(f"{prefix}{key}")
+    return out
 
 
 def run_record(env, config, history: list) -> dict:
