@@ -56,3 +56,9 @@ def test_an_unwritable_chart_is_a_one_line_error(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ReclaimError, match="cannot write the chart"):
         plot_curves([policy], tmp_path / "file" / "c.png")
+
+
+def test_rl_curve_draws_the_shipped_policies_by_default(tmp_path):
+    done = reclaim("rl", "curve", "-o", str(tmp_path / "c.png"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "c.png").stat().st_size > 10_000

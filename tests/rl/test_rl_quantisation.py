@@ -1,5 +1,5 @@
 """Policies keep the units they learned from: trained settings record the quantisation, ``rl eval``
-evaluates in it (the shipped policies: the legacy peak scale), a checkpoint or labeller saved
+evaluates in it (the shipped policies: the auto scale), a policy, checkpoint or labeller saved
 before it was recorded is read as the legacy one."""
 
 from __future__ import annotations
@@ -18,10 +18,34 @@ from reclaim.tvw.evaluate import Policy
 from reclaim.tvw.scenario import LEGACY_QUANTISATION, ScenarioSpec
 
 
-def test_the_shipped_policies_are_evaluated_at_the_legacy_peak_scale():
-    shipped = [Learned("tvw-rl"), Learned("deeprm"), Policy.parse("best-fit")]
-    assert all(p.quantisation == LEGACY_QUANTISATION for p in shipped[:2])
-    spec = trained_scenario(shipped, ScenarioSpec(jobs=30))
+def _legacy(path, env: str) -> str:
+    """A policy file as they were saved before the quantisation (and the paper's MDP) were
+    recorded in its settings."""
+    rng = np.random.default_rng(0)
+    weights = [rng.normal(size=s).astype(np.float32) for s in ((2, 3), (2,), (4, 2), (4,))]
+    old = {"env": env, "machines": 10, "units": 8, "history": 20, "queue_slots": 5, "load": 0.5}
+    return str(LinearPolicy(*weights, settings=old | {"iterations": 2000}).save(path))
+
+
+def test_the_shipped_policies_learned_the_papers_mdp_at_the_auto_scale():
+    tvw, deeprm = Learned("tvw-rl"), Learned("deeprm")
+    assert tvw.quantisation == deeprm.quantisation == LEGACY_QUANTISATION | {"scale": "auto"}
+    ours = LinearPolicy.load(tvw.policy_path).settings
+    assert ours["hold"] and ours["queue_images"] and ours["trainer"] == "vector"
+    theirs = LinearPolicy.load(deeprm.policy_path).settings
+    assert theirs["slot_images"] and theirs["seed"] == ours["seed"] == 0
+    assert all(len(s["curve"]) == s["iterations"] for s in (ours, theirs))
+    spec = trained_scenario([tvw, deeprm, Policy.parse("best-fit")], ScenarioSpec(jobs=30))
+    assert spec.scale == "auto" and spec.jobs == 30
+
+
+def test_policies_from_before_the_quantisation_are_evaluated_at_the_legacy_peak_scale(tmp_path):
+    old = [
+        Learned("tvw-rl", _legacy(tmp_path / "tvw.npz", "PlacementEnv")),
+        Learned("deeprm", _legacy(tmp_path / "deeprm.npz", "DeepRMEnv")),
+    ]
+    assert all(p.quantisation == LEGACY_QUANTISATION for p in old)
+    spec = trained_scenario([*old, Policy.parse("best-fit")], ScenarioSpec(jobs=30))
     assert spec.scale == "peak" and spec.jobs == 30
     assert ScenarioSpec().scale == "auto"  # what new training uses
     assert trained_scenario([Policy.parse("tetris")], ScenarioSpec()).scale == "auto"
@@ -40,7 +64,9 @@ def test_a_trained_policy_records_its_quantisation_and_cannot_share_sequences_wi
     ours = Learned("tvw-rl", str(path))
     assert trained_scenario([ours], ScenarioSpec(scale="peak")).scale == "auto"
     with pytest.raises(ReclaimError, match="cannot share sequences"):
-        trained_scenario([ours, Learned("deeprm")], ScenarioSpec())
+        trained_scenario(
+            [ours, Learned("deeprm", _legacy(tmp_path / "old.npz", "DeepRMEnv"))], ScenarioSpec()
+        )
 
 
 def test_resuming_a_checkpoint_from_before_the_quantisation_reads_it_as_legacy(tmp_path):
