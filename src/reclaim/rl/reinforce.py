@@ -25,7 +25,7 @@ from reclaim.errors import ReclaimError
 from reclaim.rl.env import PlacementEnv, require
 from reclaim.rl.policy import LinearPolicy, network
 from reclaim.rl.rewards import Weights
-from reclaim.rl.running_classes import RunningClasses, check_classes
+from reclaim.rl.running_classes import RunningClasses, check_classes, labeller_settings
 from reclaim.tvw.scenario import LEGACY_QUANTISATION, sample_sequence
 
 CHECKPOINT = "checkpoint.pt"
@@ -167,8 +167,8 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
     recorded = state.get("settings") or (_policy_settings(out) if legacy else {})
     if recorded:  # saved before the quantisation was recorded: the legacy one
         recorded = {"quantisation": LEGACY_QUANTISATION} | recorded
-    if "labeler" in recorded:  # saved before a labeller recorded its initialisations: 10
-        recorded["labeler"] = {"initialisations": 10} | recorded["labeler"]
+    if "labeler" in recorded:
+        recorded["labeler"] = labeller_settings(recorded["labeler"])
     saved = state["config"] | recorded
     asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
     other = sorted(_differences(saved, asked))

@@ -107,12 +107,17 @@ class RunningClasses:
     @classmethod
     def rebuild(cls, settings: dict) -> RunningClasses:
         """The labeller :meth:`settings` describes, fitted again on its stores (deterministic)."""
-        # a labeller saved before its initialisations were recorded clustered with 10
-        params = {"initialisations": 10} | dict(settings)
+        params = labeller_settings(settings)
         # a spec saved before the scale was recorded quantised as the legacy rule did
         saved = {"scale": LEGACY_SCALE} | params.pop("spec")
         stores, spec = params.pop("stores"), ScenarioSpec(**saved)
         return cls(**params).fit(load_pools(stores, spec), spec)
+
+
+def labeller_settings(settings: dict) -> dict:
+    """A labeller's saved settings with what older ones left out: one saved before its
+    initialisations were recorded clustered with 10."""
+    return {"initialisations": 10} | settings
 
 
 def _one_thread():
