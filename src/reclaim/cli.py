@@ -576,6 +576,42 @@ def rl_train(
     Console().print(f"policy: {output / POLICY}, training curve: {chart}")
 
 
+@rl_app.command("retrain")
+def rl_retrain(
+    policy: Annotated[Path, typer.Argument(help="A trained policy.npz (a shipped one: its path).")],
+    store: Annotated[
+        list[Path] | None,
+        typer.Option(help="Its stores' folders, if they are not the shipped samples it names."),
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option(min=1, help="Iterations to run (default: as many as the policy ran)."),
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the output's checkpoint.")] = False,
+    output: Annotated[
+        Path,
+        output_option("Directory for checkpoint.pt and policy.npz."),
+    ] = Path("results/rl-retrain"),
+) -> None:
+    """Train a policy again from its recorded settings, data and seed; say whether the curve
+    (and, at full length, the weights) are the recorded ones bit for bit. Exits 1 if not."""
+    from reclaim.rl.retrain import retrain
+
+    found = retrain(
+        policy, output, _usage_stores(store) if store else None, iterations, resume, console
+    )
+    curve = "the same" if found.same_curve else "NOT the same"
+    Console().print(
+        f"{found.iterations} of {found.recorded} iterations: mean returns {curve} as recorded"
+    )
+    if found.same_weights is not None:
+        weights = "identical bit for bit" if found.same_weights else "NOT identical"
+        Console().print(f"weights {weights} to {policy}")
+    if not found.reproduced:
+        console.print(f"[bold red]error:[/] {output}: did not reproduce {policy}", highlight=False)
+        raise typer.Exit(1)
+
+
 @rl_app.command("curve")
 def rl_curve(
     policies: Annotated[

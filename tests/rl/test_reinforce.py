@@ -114,3 +114,22 @@ def test_a_foreign_pickle_is_not_taken_for_a_checkpoint(tmp_path):
     torch.save({"weights": 1}, tmp_path / CHECKPOINT)
     with pytest.raises(ReclaimError, match="not a checkpoint written by reclaim rl train"):
         load_checkpoint(tmp_path)
+
+
+def test_resume_checks_the_data_where_the_checkpoint_records_it(tmp_path, bitbrains):
+    torch = pytest.importorskip("torch")
+    seq, env = _scenario()
+    env = replace(env, pools=[bitbrains])
+    config = TrainConfig(iterations=1, trajectories=2, sequences=1)
+    assert train(env, config, tmp_path, sequences=[seq]).settings["stores"] == [
+        {"name": "bitbrains", "digest": bitbrains.digest()}
+    ]
+    saved = torch.load(tmp_path / CHECKPOINT, weights_only=False)
+    saved["settings"]["stores"][0]["digest"] = "0" * 16  # another store of the same name
+    torch.save(saved, tmp_path / CHECKPOINT)
+    longer = replace(config, iterations=2)
+    with pytest.raises(ReclaimError, match=r"other settings \(stores\)"):
+        train(env, longer, tmp_path, resume=True, sequences=[seq])
+    del saved["settings"]["stores"]  # saved before the stores were recorded: not checked
+    torch.save(saved, tmp_path / CHECKPOINT)
+    assert train(env, longer, tmp_path, resume=True, sequences=[seq]).settings["iterations"] == 2

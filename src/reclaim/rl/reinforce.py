@@ -167,11 +167,13 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
     recorded = state.get("settings") or (_policy_settings(out) if legacy else {})
     if recorded:  # saved before the quantisation was recorded: the legacy one
         recorded = {"quantisation": LEGACY_QUANTISATION} | recorded
+        # saved before the stores were recorded: their data cannot be checked
+        recorded = {"stores": setup.get("stores")} | recorded
     if "labeler" in recorded:
         recorded["labeler"] = labeller_settings(recorded["labeler"])
     saved = state["config"] | recorded
     asked = asdict(config) | setup | {"iterations": state["config"]["iterations"]}
-    other = sorted(_differences(saved, asked))
+    other = sorted(differing_keys(saved, asked))
     if other:
         raise ReclaimError(
             f"{out / CHECKPOINT}: saved with other settings ({', '.join(other)}); drop --resume"
@@ -186,14 +188,14 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
     return net, optimiser, state["iteration"], state["history"]
 
 
-def _differences(saved: dict, asked: dict, prefix: str = "") -> list[str]:
+def differing_keys(saved: dict, asked: dict, prefix: str = "") -> list[str]:
     """The keys whose values differ, a nested dict's as ``key.inner`` (so that a refusal says
     which of a labeller's settings changed)."""
     out = []
     for key in saved.keys() | asked.keys():
         a, b = saved.get(key), asked.get(key)
         if isinstance(a, dict) and isinstance(b, dict):
-            out += _differences(a, b, f"{prefix}{key}.")
+            out += differing_keys(a, b, f"{prefix}{key}.")
         elif a != b:
             out.append(f"{prefix}{key}")
     return out
@@ -282,12 +284,14 @@ def make_agent_env(agent: str, pools, spec, load: float, classes: str = "none", 
 
 
 def settings(env) -> dict:
-    """What a saved policy needs to rebuild its environment (a labeler: how to fit it again)."""
+    """What a saved policy needs to rebuild its environment (a labeler: how to fit it again),
+    and the data it learns from (each pool's name and digest, which a retraining checks)."""
     labeler = getattr(env, "labeler", None)  # DeepRM's env has none
     if not (labeler is None or isinstance(labeler, RunningClasses)):
         raise ReclaimError("a policy can record no labeler but rl.running_classes.RunningClasses")
     return {
         "env": type(env).__name__,
+        "stores": [{"name": pool.name, "digest": pool.digest()} for pool in env.pools],
         "machines": env.spec.machines,
         "units": env.spec.units,
         "history": env.history,
@@ -317,29 +321,36 @@ def evaluate_return(env, policy: LinearPolicy, sequence) -> float:
     return total
 
 
-def run_training(
+def training_env(
     stores: list[Path],
     load: float,
     jobs: int,
-    config: TrainConfig,
-    out: Path,
-    resume: bool = False,
-    console=None,
     agent: str = "tvw-rl",
     weights: Weights | None = None,
     classes: str = "none",
-    vectorised: bool = False,
     scale: str | None = None,
-) -> LinearPolicy:
-    """Pools from ``stores``, the paper's default environment of ``agent`` (tvw-rl or deeprm) at
-    ``load`` with ``jobs`` per episode, and :func:`train` behind a progress bar (mean return).
-    ``weights``: TVW-RL's penalty weights (the paper's by default; its Table 3 ablations vary them).
-    ``classes``: TVW-RL's equivalence classes (:func:`make_agent_env`). ``vectorised``: TVW-RL
-    trained by :func:`reclaim.rl.vector_train.train_vectorised` at the paper's volume (every
-    training sequence x ``trajectories`` episodes per iteration; the fused first layer with one
-    class) instead of one sequence per iteration. ``scale``: how usage becomes units
-    (``ScenarioSpec.scale``; None: the default), recorded in the policy's settings.
-    """
+    seed: int = 0,
+):
+    """The environment ``agent`` (tvw-rl or deeprm) learns in: pools from ``stores``, the paper's
+    default environment at ``load`` with ``jobs`` per episode. ``weights``: TVW-RL's penalty
+    weights (the paper's by default; its Table 3 ablations vary them). ``classes``: TVW-RL's
+    equivalence classes, fitted with ``seed`` (:func:`make_agent_env`). ``scale``: how usage
+    becomes units (``ScenarioSpec.scale``; None: the default), recorded in the policy."""
+    from reclaim.tvw.scenario import ScenarioSpec, load_pools
+
+    spec = replace(ScenarioSpec(), jobs=jobs, **({"scale": scale} if scale else {})).check()
+    pools = load_pools(stores, spec)
+    env = make_agent_env(agent, pools, spec, load, classes, seed)
+    if weights is None:
+        return env
+    if agent != "tvw-rl":
+        raise ReclaimError("penalty weights K_c, K_u, K_o, K_w are TVW-RL's, not DeepRM's")
+    return replace(env, weights=weights)
+
+
+def train_with_progress(env, config, out: Path, resume: bool = False, console=None) -> LinearPolicy:
+    """:func:`train` (a ``TrainConfig``: one sequence per iteration) or, for a
+    ``rl.vector_train.VectorConfig``, the vectorised trainer, behind a progress bar (mean return)."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -349,15 +360,11 @@ def run_training(
     )
 
     from reclaim.report.progress import LoggedProgress
-    from reclaim.tvw.scenario import ScenarioSpec, load_pools
+    from reclaim.rl.vector_train import VectorConfig, train_vectorised
 
-    spec = replace(ScenarioSpec(), jobs=jobs, **({"scale": scale} if scale else {})).check()
-    pools = load_pools(stores, spec)
-    env = make_agent_env(agent, pools, spec, load, classes, config.seed)
-    if weights is not None:
-        if agent != "tvw-rl":
-            raise ReclaimError("penalty weights K_c, K_u, K_o, K_w are TVW-RL's, not DeepRM's")
-        env = replace(env, weights=weights)
+    vectorised = isinstance(config, VectorConfig)
+    if vectorised and not isinstance(env, PlacementEnv):
+        raise ReclaimError("the vectorised trainer trains TVW-RL's placement, not DeepRM")
     with LoggedProgress(
         TextColumn("training"),
         BarColumn(),
@@ -372,11 +379,30 @@ def run_training(
         def tick(i: int, mean_return: float) -> None:
             progress.update(bar, completed=i + 1, ret=mean_return)
 
-        if not vectorised:
-            return train(env, config, out, resume, tick)
-        if agent != "tvw-rl":
-            raise ReclaimError("the vectorised trainer trains TVW-RL's placement, not DeepRM")
-        from reclaim.rl.vector_train import VectorConfig, train_vectorised
+        trainer = train_vectorised if vectorised else train
+        return trainer(env, config, out, resume, tick)
 
-        fields = asdict(config) | {"fused": classes == "none"}
-        return train_vectorised(env, VectorConfig(**fields), out, resume, tick)
+
+def run_training(
+    stores: list[Path],
+    load: float,
+    jobs: int,
+    config: TrainConfig,
+    out: Path,
+    resume: bool = False,
+    console=None,
+    agent: str = "tvw-rl",
+    weights: Weights | None = None,
+    classes: str = "none",
+    vectorised: bool = False,
+    scale: str | None = None,
+) -> LinearPolicy:
+    """:func:`training_env` trained with ``config`` into ``out``. ``vectorised``: TVW-RL at the
+    paper's volume (``rl.vector_train``: every training sequence x ``trajectories`` episodes per
+    iteration; the fused first layer with one class) instead of one sequence per iteration."""
+    env = training_env(stores, load, jobs, agent, weights, classes, scale, config.seed)
+    if vectorised:
+        from reclaim.rl.vector_train import VectorConfig
+
+        config = VectorConfig(**asdict(config) | {"fused": classes == "none"})
+    return train_with_progress(env, config, out, resume, console)

@@ -37,6 +37,7 @@ NaN or negative usage value is an error naming the file, series and time.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +104,15 @@ class Pool:
     @property
     def lengths(self) -> NDArray[np.int64]:
         return self.units.lengths
+
+    def digest(self) -> str:
+        """A fingerprint of what a policy learns from (units, classes of record, period): a
+        retraining checks it to know it reads the same data, wherever the store now lies."""
+        h = hashlib.sha256()
+        for array in (self.units.data, self.units.indptr, self.cpu_intensive):
+            h.update(np.ascontiguousarray(array).tobytes())
+        h.update(repr(float(self.period_s)).encode())
+        return h.hexdigest()[:16]
 
 
 def constant_records(units: GroupedArray) -> NDArray[np.bool_]:
