@@ -511,6 +511,20 @@ Classes = Annotated[
 
 
 TrainingLoad = Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")]
+Background = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Noise: every machine runs an unknown background process of 0..N units per "
+        "resource, uniform per step (the paper's Table 2).",
+    ),
+]
+Jitter = Annotated[
+    int,
+    typer.Option(
+        min=0, help="Noise: every workload's usage moved by up to N units per step (Table 2)."
+    ),
+]
 
 
 @rl_app.command("train")
@@ -534,6 +548,8 @@ def rl_train(
     k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
     classes: Classes = "none",
     scale: Scale = "auto",
+    background: Background = 0,
+    jitter: Jitter = 0,
     vectorised: Annotated[
         bool,
         typer.Option(
@@ -569,6 +585,8 @@ def rl_train(
         classes,
         vectorised,
         scale,
+        background,
+        jitter,
     )
     from reclaim.report.training import plot_curves
 
@@ -652,6 +670,8 @@ def rl_eval(
     jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
     seed: Annotated[int, typer.Option(help="Seed of the test sequences.")] = 1000,
     classes: Classes = "none",
+    background: Background = 0,
+    jitter: Jitter = 0,
     output: Annotated[
         Path,
         output_option("Directory for Parquet results and charts."),
@@ -678,7 +698,8 @@ def rl_eval(
     chosen += [Learned("deeprm", str(deeprm) if deeprm else None)]
     chosen += [Policy.parse(p) for p in _csv(baselines)]
     # the units the learned policies were trained on (the shipped ones: the legacy peak scale)
-    spec = trained_scenario(chosen, ScenarioSpec(jobs=jobs))
+    spec = ScenarioSpec(jobs=jobs, background=background, jitter=jitter)
+    spec = trained_scenario(chosen, spec)
     paths = _usage_stores(store)
     pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
     out = Console(width=max(Console().width, 120))

@@ -11,6 +11,7 @@ from rl_sequences import SEQ, sequence, small_env
 from reclaim.errors import ReclaimError
 from reclaim.rl.env import PlacementEnv, machine_images, make_env
 from reclaim.rl.rewards import Weights
+from reclaim.tvw._kernels import background_units
 from reclaim.tvw.scenario import ScenarioSpec
 
 
@@ -133,11 +134,16 @@ def test_images_stack_residents_in_start_order():
     data = np.array([[2, 1], [1, 3]], np.int16)
     indptr = np.array([0, 1, 2])
     out = np.zeros((1, 2, 1, 4), np.int64)
-    machine_images(
-        data, indptr, np.array([0, 0]), np.array([0, 0]), np.array([1, 2]), np.array([0, 1]), 0, out
-    )
+    placed = (np.array([0, 0]), np.array([0, 0]), np.array([1, 2]), np.array([0, 1]))
+    machine_images(data, indptr, *placed, 0, 0, 0, out)
     assert out[0, 0, 0].tolist() == [1, 1, 2, 0]
     assert out[0, 1, 0].tolist() == [1, 2, 2, 2]
+    # a background process lies below the residents, as class 1
+    out[:] = 0
+    machine_images(data, indptr, *placed, 0, 7, 3, out)
+    below = [background_units(7, 0, 0, r, 3) for r in range(2)]
+    assert out[0, 0, 0].tolist() == ([1] * below[0] + [1, 1, 2, 0])[:4]
+    assert out[0, 1, 0].tolist() == ([1] * below[1] + [1, 2, 2, 2])[:4]
 
 
 def test_env_defaults_are_the_papers():

@@ -61,6 +61,8 @@ def test_vectorised_training_repeats_bit_for_bit_from_its_settings(tmp_path):
         (["rl", "train", *TINY, "--agent", "nope"], "agent must be tvw-rl or deeprm"),
         (["rl", "eval", "--load", "x"], "expected percentages"),
         (["rl", "eval", "--policy", "missing.npz", "--load", "50"], "no trained policy"),
+        (["rl", "eval", "--background", "9", "--load", "50"], "background must be in"),
+        (["rl", "train", *TINY, "--jitter", "6"], "jitter must be in"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, args, message):
@@ -115,3 +117,17 @@ def test_eval_on_google2019_runs_the_shipped_policies_on_the_units_they_learned(
         runs = pl.read_parquet(f"{tmp}/runs.parquet")
     assert set(runs["store"]) == {"google2019-usage"} and len(runs) == 4
     assert "own limit" in done.stdout  # the shipped policies learned the auto scale: own limits
+
+
+def test_eval_under_the_papers_noise_costs_every_placer(tmp_path):
+    args = ("rl", "eval", "--store", _bitbrains(), "--load", "50", "--sequences", "2",
+            "--jobs", "20")  # fmt: skip
+    quiet = reclaim(*args, "-o", str(tmp_path / "quiet"))
+    noisy = reclaim(*args, "--background", "3", "--jitter", "1", "-o", str(tmp_path / "noisy"))
+    assert quiet.returncode == 0 and noisy.returncode == 0, noisy.stderr
+    a, b = (
+        pl.read_parquet(tmp_path / k / "summary.parquet").sort("policy") for k in ("quiet", "noisy")
+    )
+    assert a["policy"].to_list() == b["policy"].to_list()
+    # the background is usage every machine carries: utilisation rises for every placer
+    assert (b["util_cpu"] > a["util_cpu"]).all()

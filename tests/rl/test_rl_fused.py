@@ -23,9 +23,10 @@ def _policy(env, seed=0) -> LinearPolicy:
     return LinearPolicy(*(rng.normal(size=s).astype(np.float32) for s in shapes), settings={})
 
 
-@pytest.fixture(scope="module")
-def setting(bitbrains):
-    env = PlacementEnv([bitbrains], spec=replace(ScenarioSpec(), jobs=30), load=0.8)
+@pytest.fixture(scope="module", params=[0, 3], ids=["quiet", "background noise"])
+def setting(bitbrains, request):
+    spec = replace(ScenarioSpec(), jobs=30, background=request.param)
+    env = PlacementEnv([bitbrains], spec=spec, load=0.8)
     return env, training_set(env, TrainConfig(sequences=2, seed=2))
 
 

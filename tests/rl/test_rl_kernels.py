@@ -64,14 +64,20 @@ CASES = {
     "fractional K_u": {"weights": Weights(underuse=2.5), "history": 7, "queue_slots": 3},
     "no hold, demand slots": {"hold": False, "queue_images": False, "load": 0.9},
     "few holds": {"hold_limit": 3, "load": 0.9},
+    "noise": {"spec": ScenarioSpec(jobs=60, background=3, jitter=1), "load": 0.7},
+    "noise, classes": {
+        "spec": ScenarioSpec(jobs=60, background=2),
+        "labeler": lambda seq: 1 + np.arange(len(seq)) % 3,
+        "classes": 3,
+    },
 }
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_env_steps_exactly_as_the_reference(bitbrains, case):
-    spec = replace(ScenarioSpec(), jobs=60)
-    fast = PlacementEnv([bitbrains], spec=spec, **CASES[case])
-    reference = ReferencePlacementEnv([bitbrains], spec=spec, **CASES[case])
+    params = {"spec": replace(ScenarioSpec(), jobs=60)} | CASES[case]
+    fast = PlacementEnv([bitbrains], **params)
+    reference = ReferencePlacementEnv([bitbrains], **params)
     for k, drawn in enumerate(training_set(fast, TrainConfig(sequences=2, seed=7))):
         assert episode(fast, drawn, k) == episode(reference, drawn, k)
 

@@ -21,17 +21,22 @@ pytest.importorskip("torch")
 CONFIG = TrainConfig(iterations=3, trajectories=2, sequences=2, seed=3)
 
 
-def _trained(folder, agent="tvw-rl", vectorised=False):
+def _trained(folder, agent="tvw-rl", vectorised=False, noise=0):
     stores = [sample_path("bitbrains")]
-    run_training(stores, 0.5, 8, CONFIG, folder, agent=agent, vectorised=vectorised)
+    run_training(
+        stores, 0.5, 8, CONFIG, folder, agent=agent, vectorised=vectorised,
+        background=noise, jitter=noise,
+    )  # fmt: skip
     return folder / POLICY
 
 
 @pytest.mark.parametrize(
-    ("agent", "vectorised"), [("tvw-rl", False), ("tvw-rl", True), ("deeprm", False)]
+    ("agent", "vectorised", "noise"),
+    [("tvw-rl", False, 0), ("tvw-rl", True, 0), ("deeprm", False, 0), ("tvw-rl", True, 1)],
 )
-def test_every_trainer_retrains_bit_for_bit(tmp_path, agent, vectorised):
-    path = _trained(tmp_path / "a", agent, vectorised)
+def test_every_trainer_retrains_bit_for_bit(tmp_path, agent, vectorised, noise):
+    path = _trained(tmp_path / "a", agent, vectorised, noise)
+    assert LinearPolicy.load(path).settings["background"] == noise
     full = retrain(path, tmp_path / "b")
     assert full.same_weights and full.same_curve and full.reproduced
     assert full.iterations == full.recorded == 3
@@ -68,6 +73,7 @@ def _edited(path, edit):
         (lambda s: s["stores"][0].update(name="mine"), "'mine', no shipped sample"),
         (lambda s: s["config"].update(warmup=1), "unknown training settings warmup"),
         (lambda s: s.pop("config"), "records no training run"),
+        (lambda s: s.update(hold=False), "differ from the recorded one in hold"),
     ],
 )
 def test_a_run_that_could_not_reproduce_is_refused_before_training(tmp_path, edit, message):

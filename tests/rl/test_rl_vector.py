@@ -69,13 +69,23 @@ CASES = {
         "classes": 3,
     },
     "few holds, short history": {"hold_limit": 2, "history": 7, "queue_slots": 3},
+    "noise": {"spec": ScenarioSpec(jobs=40, background=3, jitter=1)},
+    "noise, classes by age": {
+        "spec": ScenarioSpec(jobs=40, background=2),
+        "labeler": lambda seq: 1 + (np.arange(len(seq))[:, None] + np.arange(4)) % 3,
+        "classes": 3,
+    },
+    "noise, one label not 1": {
+        "spec": ScenarioSpec(jobs=40, background=2),
+        "labeler": lambda seq: np.full(len(seq), 2),
+        "classes": 3,
+    },
 }
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_vector_episodes_are_the_single_envs_bit_for_bit(bitbrains, case):
-    spec = replace(ScenarioSpec(), jobs=40)
-    env = PlacementEnv([bitbrains], spec=spec, **CASES[case])
+    env = PlacementEnv([bitbrains], **{"spec": replace(ScenarioSpec(), jobs=40)} | CASES[case])
     sequences = training_set(env, TrainConfig(sequences=2, seed=5))
     assert _lockstep(env, sequences, np.array([0, 1, 1, 0]), seed=3) > 40
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hand_sequences import SEQ, sequence
 
 from reclaim.errors import ReclaimError
+from reclaim.tvw._kernels import background_units
 from reclaim.tvw.replay import Replay
 
 
@@ -97,3 +99,37 @@ def test_record_bind_kernel_is_its_numpy_reference():
     record_bind(usage, count, reserved, now, host, data, lo, hi, peak)
     for got, want in zip((usage, count, reserved), expect, strict=True):
         assert got.tobytes() == want.tobytes()
+
+
+def test_a_background_process_is_in_the_usage_but_in_no_reservation_or_count():
+    quiet, noisy = (Replay(SEQ, 2, 4, "current", b).reset() for b in (0, 2))
+    key = SEQ.noise_key
+    steps = len(noisy._usage)
+    below = np.array(
+        [[[background_units(key, t, m, r, 2) for r in range(2)] for m in range(2)]
+         for t in range(steps)]
+    )  # fmt: skip
+    assert np.array_equal(noisy._usage, below) and below.max() > 0
+    assert noisy.free().tolist() == (4 - below[0]).tolist()  # the current view sees it now
+    for r in (quiet, noisy):
+        r.bind(0, 1)
+        r.bind(1, 1)
+        while r.advance():
+            if r.queue:
+                r.bind(r.queue[0], 0)
+    loud = Replay(SEQ, 2, 4, "peak", 2).reset()
+    assert loud.free().tolist() == [[4, 4], [4, 4]]  # nor does any reservation hold it
+    a, b = quiet.result(), noisy.result()
+    assert np.array_equal(b.usage - a.usage, below[: len(a.usage)])
+    assert np.array_equal(a.active, b.active) and np.array_equal(a.host, b.host)
+
+
+def test_background_units_are_uniform_keyed_and_zero_without_noise():
+    draws = np.array([background_units(99, t, m, r, 3) for t in range(2000) for m in range(3)
+                      for r in range(2)])  # fmt: skip
+    counts = np.bincount(draws, minlength=4)
+    assert len(counts) == 4 and np.all(np.abs(counts / len(draws) - 0.25) < 0.02)
+    again = [background_units(99, t, 1, 0, 3) for t in range(50)]
+    other = [background_units(98, t, 1, 0, 3) for t in range(50)]
+    assert again == [background_units(99, t, 1, 0, 3) for t in range(50)] and again != other
+    assert background_units(99, 5, 1, 0, 0) == 0

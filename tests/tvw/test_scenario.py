@@ -67,6 +67,23 @@ def test_too_few_long_records_is_a_clear_error(pool):
 def test_impossible_settings_are_refused():
     with pytest.raises(ReclaimError, match="max_units"):
         ScenarioSpec(units=4, max_units=6).check()
+    with pytest.raises(ReclaimError, match="background must be in"):
+        ScenarioSpec(background=9).check()
+    with pytest.raises(ReclaimError, match="jitter must be in"):
+        ScenarioSpec(jitter=6).check()
+
+
+def test_jitter_moves_every_step_by_at_most_its_units_and_keeps_the_arrivals(pool):
+    plain, noisy = draw(pool), draw(pool, spec=ScenarioSpec(jobs=40, jitter=1))
+    moved = noisy.usage.data.astype(np.int64) - plain.usage.data
+    assert np.abs(moved).max() == 1 and (moved != 0).mean() > 0.3
+    assert noisy.usage.data.min() >= 1 and noisy.usage.data.max() <= SPEC.max_units
+    assert np.array_equal(noisy.usage.indptr, plain.usage.indptr)
+    assert np.array_equal(noisy.arrival, plain.arrival) and noisy.rate == plain.rate
+    assert noisy.noise_key == plain.noise_key  # keyed by the workloads, not their units
+    again = draw(pool, spec=ScenarioSpec(jobs=40, jitter=1))
+    assert np.array_equal(again.usage.data, noisy.usage.data)
+    assert draw(pool, seed=1).noise_key != plain.noise_key
 
 
 def constant_share(pool, spec, sequences=10, seed=1000):

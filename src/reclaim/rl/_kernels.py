@@ -16,6 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim.tvw._kernels import background_units
+
 
 @numba.njit(cache=True)
 def charge_window(
@@ -135,18 +137,32 @@ def observation(
     head,
     profile,
     backlog,
+    key,
+    background,
     out,
 ):
     """Write TVW-RL's (D,) float32 observation into ``out`` (``PlacementEnv.observe``).
 
-    Images (H, R, h, C): placed workloads stacked in (start, index) order, a pixel their
-    label / classes; then per queue slot ``head`` (waiting workloads, -1 empty): with ``profile``
-    an (R, h, C) image of its first h steps of usage, a pixel label / classes; without, demand /
-    units and label / classes; last the backlog fraction (clipped at 1).
+    Images (H, R, h, C): each machine's background usage at the bottom (``key``, ``background``:
+    ``tvw._kernels.background_units``; a pixel 1 / classes, as a class-1 workload's), then the
+    placed workloads stacked in (start, index) order, a pixel their label / classes; then per
+    queue slot ``head`` (waiting workloads, -1 empty): with ``profile`` an (R, h, C) image of its
+    first h steps of usage, a pixel label / classes; without, demand / units and label / classes;
+    last the backlog fraction (clipped at 1).
     """
     n_hosts, n_res, size = machines, data.shape[1], len(out)
     out[:] = 0.0
     level = np.zeros((n_hosts, history, n_res), np.int64)
+    if background > 0:
+        value = np.float32(1 / classes)
+        for m in range(n_hosts):
+            for r in range(n_res):
+                for k in range(max(history - now - 1, 0), history):
+                    b = background_units(key, now - history + 1 + k, m, r, background)
+                    level[m, k, r] = b
+                    base = ((m * n_res + r) * history + k) * units
+                    for c in range(min(b, units)):
+                        out[base + c] = value
     # Speed trick: the env binds in queue (index) order at a clock that never goes back, so the
     # placed workloads are usually in (start, index) order already; sort only when they are not.
     in_order, last = True, -1

@@ -25,6 +25,7 @@ import numpy as np
 
 from reclaim._numba_util import borrow
 from reclaim.rl._kernels import observation, queue_slot
+from reclaim.tvw._kernels import background_units
 
 # clock columns: the step, steps charged, workloads arrived, holds, ended, workloads placed, the
 # first workload not placed (every one before it is), the subject of the next decision (-1
@@ -203,7 +204,7 @@ def _queue(clock, host, subject, head):
 @numba.njit(cache=True)
 def _observe(
     clock, usage, host, start, data, indptr, table, ages, demand, cfg, subject, uniform, out,
-    compact, levels, tail, head, label, rows,
+    compact, levels, tail, head, label, rows, key, background,
 ):  # fmt: skip
     """Write the episode's observation into out (D,) as PlacementEnv.observe does; ``cfg``: the
     env's (units, history, classes, queue images). ``uniform``: the one label of every workload
@@ -230,7 +231,7 @@ def _observe(
             label[j] = table[j * ages + min(now - start[j], ages - 1)]
     machines = usage.shape[0]
     observation(data, indptr, host, start, label, classes, now, machines, history, units, demand,
-                head, profile, backlog, out)  # fmt: skip
+                head, profile, backlog, key, background, out)  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -312,6 +313,16 @@ def _bind(usage, used, pairs, machine, now, data, lo, k):
 
 
 @numba.njit(cache=True)
+def _fill_background(usage, key, level):
+    """usage (H, T, R) set to the machines' background alone (``tvw._kernels.background_units``),
+    the state before anything is placed."""
+    for m in range(usage.shape[0]):
+        for t in range(usage.shape[1]):
+            for r in range(usage.shape[2]):
+                usage[m, t, r] = background_units(key, t, m, r, level)
+
+
+@numba.njit(cache=True)
 def _mask(clock, fit, hold, limit, out):
     """out (A,): the subject's fit mask (``_settle`` left both), then hold."""
     n_hosts = len(fit)
@@ -327,10 +338,10 @@ def _step_one(b, reset, action, seqs, state, outs, cfg, cost, w, scratch):
     """Step (or, with ``reset``, start) episode b (``step_all``'s arguments, grouped and
     borrowed; scratch: this thread's). False when it outgrew its T steps."""
     seq, doff, ioff, joff, data, indptr, arrival_all, length_all, demand_all = seqs[:9]
-    table_all, ages, uniform, njobs, limits = seqs[9:]
+    table_all, ages, uniform, njobs, limits, keys = seqs[9:]
     clock, usage, used, pairs, host, start, seen, fits = state
     obs, mask, reward, done, truncated, levels, tail = outs
-    units, history, classes, profile, hold, compact = cfg
+    units, history, classes, profile, hold, compact, background = cfg
     sums, head, label, rows = scratch
     pen, rest, step = sums[0], sums[1], sums[2]
     n_hosts = usage.shape[1]
@@ -356,7 +367,10 @@ def _step_one(b, reset, action, seqs, state, outs, cfg, cost, w, scratch):
         # Speed trick: only the steps written so far are cleared (binds write [start, end),
         # and a fresh env has none), so a new env's untouched pages are never faulted in
         written = c[WRITTEN]
-        u[:, :written] = 0
+        if background > 0:
+            _fill_background(u, keys[s], background)
+        else:
+            u[:, :written] = 0
         on[:written] = 0
         pr[:written] = 0
         h[:] = -1
@@ -405,7 +419,8 @@ def _step_one(b, reset, action, seqs, state, outs, cfg, cost, w, scratch):
     _mask(c, fit, hold, limits[b], mask_b)
     subject = c[SUBJECT]
     _observe(c, u, h, st, dat, ptr, table, ages, demand, cfg[:4], subject, uniform[s], obs[b],
-             compact, levels[b], tail[b : b + 1], head, label, rows)  # fmt: skip
+             compact, levels[b], tail[b : b + 1], head, label, rows, keys[s],
+             background)  # fmt: skip
     return True
 
 
@@ -413,11 +428,11 @@ def _step_one(b, reset, action, seqs, state, outs, cfg, cost, w, scratch):
 def _borrowed(seqs, state, outs, cost, w):
     """Every array of ``step_all``'s groups borrowed (``_numba_util.borrow``)."""
     seq, doff, ioff, joff, data, indptr, arrival_all, length_all, demand_all = seqs[:9]
-    table_all, ages, uniform, njobs, limits = seqs[9:]
+    table_all, ages, uniform, njobs, limits, keys = seqs[9:]
     seqs = (
         borrow(seq), borrow(doff), borrow(ioff), borrow(joff), borrow(data), borrow(indptr),
         borrow(arrival_all), borrow(length_all), borrow(demand_all), borrow(table_all), ages,
-        borrow(uniform), borrow(njobs), borrow(limits),
+        borrow(uniform), borrow(njobs), borrow(limits), borrow(keys),
     )  # fmt: skip
     clock, usage, used, pairs, host, start, seen, fits = state
     state = (
@@ -445,10 +460,11 @@ def _scratch(work, thread):
 def step_all(actions, reset, seqs, state, outs, cfg, cost, w, work):
     """Step (or, with ``reset``, start) every episode b not done: actions (B,) as
     PlacementEnv.step takes them. ``seqs``: the sequences (seq, doff, ioff, joff, data, indptr,
-    arrival, length, demand, table, ages, uniform, njobs, limits); ``state``: the episodes'
-    (clock, usage, used, pairs, host, start, seen, fits (B, H) the subject's fit); ``outs``: (obs (B, D), mask (B, A),
-    reward, done, truncated (B,), levels (B, rows), tail (B,)), written (``compact``: levels and
-    tail instead of obs); ``cfg``: (units, history, classes, profile, hold, compact). ``work``:
+    arrival, length, demand, table, ages, uniform, njobs, limits, keys: their noise keys);
+    ``state``: the episodes' (clock, usage, used, pairs, host, start, seen, fits (B, H) the
+    subject's fit); ``outs``: (obs (B, D), mask (B, A), reward, done, truncated (B,), levels
+    (B, rows), tail (B,)), written (``compact``: levels and tail instead of obs); ``cfg``:
+    (units, history, classes, profile, hold, compact, background). ``work``:
     scratch per thread, (P, 3, 4) float64, and int64 (P, queue slots), (P, n) and
     (P, H * R * h). Returns -1, or the first episode that outgrew its T steps.
 

@@ -84,7 +84,7 @@ class DeepRMEnv:
             pool = self.pools[int(rng.integers(len(self.pools)))]
             sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
         self.sequence = sequence
-        self.replay = Replay(sequence, self.spec.machines, self.spec.units, "peak").reset()
+        self.replay = Replay.of(sequence, self.spec, "peak")
         self._lengths = sequence.usage.lengths
         self._charged, self._decisions = 0, 0
         self._cache = (None, None, 0)

@@ -43,6 +43,7 @@ from reclaim.errors import ReclaimError
 from reclaim.placement.framework import FIT_TOLERANCE, CycleState, fits
 from reclaim.rl import _kernels, rewards
 from reclaim.rl.rewards import Weights
+from reclaim.tvw._kernels import add_background, background_units
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import Replay
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
@@ -52,11 +53,19 @@ COMPONENTS = ("contention", "underuse", "overshoot", "wait")
 
 
 @numba.njit(cache=True)
-def machine_images(data, indptr, host, start, label, order, now, out):
-    """Write (H, R, h, C) labelled images into ``out`` (zeroed): workloads ``order`` (placed,
-    by start) stack their usage at each of the last h steps (``now`` last); clipped at C."""
+def machine_images(data, indptr, host, start, label, order, now, key, background, out):
+    """Write (H, R, h, C) labelled images into ``out`` (zeroed): on each machine's background
+    (label 1; ``key``, ``background``: ``tvw._kernels.background_units``) workloads ``order``
+    (placed, by start) stack their usage at each of the last h steps (``now`` last); clipped at C."""
     n_hosts, n_res, history, units = out.shape
     level = np.zeros((n_hosts, history, n_res), np.int64)
+    for m in range(n_hosts):
+        for k in range(history):
+            t = now - history + 1 + k
+            for r in range(n_res):
+                if t >= 0:
+                    level[m, k, r] = background_units(key, t, m, r, background)
+                    out[m, r, k, : min(level[m, k, r], units)] = 1
     for j in order:
         m = host[j]
         length = indptr[j + 1] - indptr[j]
@@ -135,11 +144,12 @@ class PlacementEnv:
             pool = self.pools[int(rng.integers(len(self.pools)))]
             sequence = sample_sequence(pool, self.spec, self.load, rng, rng)
         self.sequence = sequence
-        self.replay = Replay(sequence, self.spec.machines, self.spec.units, self.view).reset()
+        self.replay = Replay.of(sequence, self.spec, self.view)
         labels = self.class_labels(sequence)
         self.by_age_ = np.ascontiguousarray(labels[:, None] if labels.ndim == 1 else labels)
         self._rows = np.arange(len(sequence)) * self.by_age_.shape[1]  # row starts, flat table
-        self._squares = np.zeros((64, *self._shape()), np.int64)  # sum of squared usage
+        self._squares = np.zeros((0, *self._shape()), np.int64)  # sum of squared usage
+        self._grow(64)
         self._lengths = sequence.usage.lengths
         self._mask_key = None
         self._demand = self.replay.demand(np.arange(len(sequence)))  # (n, R), fixed per view
@@ -254,6 +264,8 @@ class PlacementEnv:
             head,
             self.queue_images,
             backlog,
+            self._noise_key(),
+            self.spec.background,
             out,
         )
         return out
@@ -268,16 +280,23 @@ class PlacementEnv:
             : self.queue_slots
         ]
 
+    def _noise_key(self) -> int:
+        """The key of the sequence's background (0 without one: nothing to compute)."""
+        return self.sequence.noise_key if self.spec.background else 0
+
     # ------------------------------------------------------------------ penalties
     def _shape(self) -> tuple[int, int]:
         return (self.spec.machines, len(RESOURCES))
 
     def _grow(self, stop: int) -> None:
         if stop > len(self._squares):
-            more = max(stop, 2 * len(self._squares)) - len(self._squares)
+            first = len(self._squares)
+            more = max(stop, 2 * first) - first
             self._squares = np.concatenate(
                 [self._squares, np.zeros((more, *self._shape()), np.int64)]
             )
+            # the background process is one more resident in the contention sums
+            add_background(self._squares, first, self._noise_key(), self.spec.background, 2)
 
     def _settle(self) -> dict[str, float]:
         """Run the clock until the head of the queue fits somewhere or all are placed, charging
@@ -365,6 +384,8 @@ class ReferencePlacementEnv(PlacementEnv):
             labels,
             order,
             replay.now,
+            self._noise_key(),
+            self.spec.background,
             images,
         )
         head = self.slots()

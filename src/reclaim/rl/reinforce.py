@@ -165,10 +165,8 @@ def start_training(env, config, out: Path, resume: bool, setup: dict, legacy: bo
         return net, optimiser, 0, []
     state = load_checkpoint(out)
     recorded = state.get("settings") or (_policy_settings(out) if legacy else {})
-    if recorded:  # saved before the quantisation was recorded: the legacy one
-        recorded = {"quantisation": LEGACY_QUANTISATION} | recorded
-        # saved before the stores were recorded: their data cannot be checked
-        recorded = {"stores": setup.get("stores")} | recorded
+    if recorded:
+        recorded = older_record(recorded, setup)
     if "labeler" in recorded:
         recorded["labeler"] = labeller_settings(recorded["labeler"])
     saved = state["config"] | recorded
@@ -229,6 +227,14 @@ def save_checkpoint(out: Path, i: int, config, net, optimiser, history: list, se
 
 
 RUN_KEYS = ("iterations", "jobs", "seed", "config", "curve")  # run_record's, not the env's
+
+
+def older_record(recorded: dict, built: dict) -> dict:
+    """A policy's or checkpoint's recorded env settings with what older ones left out: the
+    legacy quantisation, no noise, and the stores (not recorded: not checkable) as ``built``
+    (the settings of the env now built) has them."""
+    before = {"quantisation": LEGACY_QUANTISATION, "background": 0, "jitter": 0}
+    return before | {"stores": built.get("stores")} | recorded
 
 
 def _policy_settings(out: Path) -> dict:
@@ -298,6 +304,8 @@ def settings(env) -> dict:
         "queue_slots": env.queue_slots,
         "load": env.load,
         "quantisation": env.spec.quantisation,
+        "background": env.spec.background,
+        "jitter": env.spec.jitter,
         **({"weights": asdict(env.weights)} if hasattr(env, "weights") else {}),
         **(
             {"hold": env.hold, "queue_images": env.queue_images, "hold_limit": env.hold_limit}
@@ -330,15 +338,20 @@ def training_env(
     classes: str = "none",
     scale: str | None = None,
     seed: int = 0,
+    background: int = 0,
+    jitter: int = 0,
 ):
     """The environment ``agent`` (tvw-rl or deeprm) learns in: pools from ``stores``, the paper's
     default environment at ``load`` with ``jobs`` per episode. ``weights``: TVW-RL's penalty
     weights (the paper's by default; its Table 3 ablations vary them). ``classes``: TVW-RL's
     equivalence classes, fitted with ``seed`` (:func:`make_agent_env`). ``scale``: how usage
-    becomes units (``ScenarioSpec.scale``; None: the default), recorded in the policy."""
+    becomes units (``ScenarioSpec.scale``; None: the default), recorded in the policy.
+    ``background``, ``jitter``: the paper's noise (``ScenarioSpec``; its Table 2)."""
     from reclaim.tvw.scenario import ScenarioSpec, load_pools
 
-    spec = replace(ScenarioSpec(), jobs=jobs, **({"scale": scale} if scale else {})).check()
+    noise = {"background": background, "jitter": jitter}
+    spec = replace(ScenarioSpec(), jobs=jobs, **({"scale": scale} if scale else {}), **noise)
+    spec = spec.check()
     pools = load_pools(stores, spec)
     env = make_agent_env(agent, pools, spec, load, classes, seed)
     if weights is None:
@@ -396,11 +409,15 @@ def run_training(
     classes: str = "none",
     vectorised: bool = False,
     scale: str | None = None,
+    background: int = 0,
+    jitter: int = 0,
 ) -> LinearPolicy:
     """:func:`training_env` trained with ``config`` into ``out``. ``vectorised``: TVW-RL at the
     paper's volume (``rl.vector_train``: every training sequence x ``trajectories`` episodes per
     iteration; the fused first layer with one class) instead of one sequence per iteration."""
-    env = training_env(stores, load, jobs, agent, weights, classes, scale, config.seed)
+    env = training_env(
+        stores, load, jobs, agent, weights, classes, scale, config.seed, background, jitter
+    )
     if vectorised:
         from reclaim.rl.vector_train import VectorConfig
 

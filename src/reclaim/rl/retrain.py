@@ -20,6 +20,7 @@ from reclaim.rl.reinforce import (
     RUN_KEYS,
     TrainConfig,
     differing_keys,
+    older_record,
     settings,
     train_with_progress,
     training_env,
@@ -95,6 +96,8 @@ def _environment_arguments(path: Path, saved: dict, stores: list[Path] | None) -
         "classes": labeler["distance"] if labeler else "none",
         "scale": saved.get("quantisation", LEGACY_QUANTISATION)["scale"],
         "seed": saved["seed"],
+        "background": saved.get("background", 0),
+        "jitter": saved.get("jitter", 0),
     }
 
 
@@ -122,9 +125,7 @@ def _check_environment(path: Path, saved: dict, env) -> None:
     (other data, or defaults that changed since); a policy that records no stores is not
     checked for them."""
     built = settings(env)
-    recorded = {k: v for k, v in saved.items() if k not in RUN_KEYS}
-    if "stores" not in recorded:
-        built.pop("stores")
+    recorded = older_record({k: v for k, v in saved.items() if k not in RUN_KEYS}, built)
     other = [k for k in differing_keys(recorded, built) if k not in UNCHECKED]
     if other:
         raise ReclaimError(

@@ -116,8 +116,11 @@ class RunningClasses:
 
 def labeller_settings(settings: dict) -> dict:
     """A labeller's saved settings with what older ones left out: one saved before its
-    initialisations were recorded clustered with 10."""
-    return {"initialisations": 10} | settings
+    initialisations were recorded clustered with 10, before the noise settings without noise."""
+    out = {"initialisations": 10} | settings
+    if "spec" in out:
+        out["spec"] = {"background": 0, "jitter": 0} | out["spec"]
+    return out
 
 
 def _one_thread():

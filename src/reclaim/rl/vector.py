@@ -85,8 +85,9 @@ class VectorEnv:
         # machine holds at most n workloads of at most ``top`` units each, and a step's pairs
         # count at most (n top)^2 per resource.
         top = int(self._data.max()) if len(self._data) else 0
-        narrow = n * top < 2**15
-        small = (n * top) ** 2 < 2**31
+        most = n * top + env.spec.background  # a machine's usage at most
+        narrow = most < 2**15
+        small = most**2 < 2**31
         limits = self._njobs[self.assign] if env.hold_limit is None else env.hold_limit
         self._limits = np.broadcast_to(np.asarray(limits, np.int64), (b,)).copy()
         self.threads = threads
@@ -142,6 +143,13 @@ class VectorEnv:
         self._uniform = np.array(
             [int(t.flat[0]) if t.size and np.all(t == t.flat[0]) else 0 for t in tables], np.int64
         )
+        if env.spec.background:
+            # the images read off the usage show the background with the one label; the
+            # single env shows it as class 1, so only label 1 may take that path
+            self._uniform[self._uniform != 1] = 0
+        self._keys = np.array(
+            [s.noise_key if env.spec.background else 0 for s in sequences], np.int64
+        )
         self._table = np.ascontiguousarray(np.concatenate(tables).ravel())
         self._njobs = np.array([len(s) for s in sequences], np.int64)
         self._joff = np.concatenate([[0], np.cumsum(self._njobs)]).astype(np.int64)
@@ -164,14 +172,17 @@ class VectorEnv:
         seqs = (
             self.assign, self._doff, self._ioff, self._joff, self._data, self._indptr,
             self._arrival, self._length, self._demand, self._table, self._ages, self._uniform,
-            self._njobs, self._limits,
+            self._njobs, self._limits, self._keys,
         )  # fmt: skip
         state = (
             self._clock, self._usage, self._used, self._pairs, self._host, self._start,
             self._seen, self._fits,
         )  # fmt: skip
         outs = (self.obs, self.mask, self.reward, self.done, self.truncated, self.levels, self.tail)
-        cfg = (env.spec.units, env.history, env.classes, env.queue_images, env.hold, self.compact)
+        cfg = (
+            env.spec.units, env.history, env.classes, env.queue_images, env.hold, self.compact,
+            env.spec.background,
+        )  # fmt: skip
         work = (self._work0, self._work1, self._work2, self._work3)
         args = (actions, reset, seqs, state, outs, cfg, self._cost, self._w, work)
         kernels = (_vector_kernels.step_all, _vector_kernels.step_all_parallel)

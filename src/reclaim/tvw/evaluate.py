@@ -86,7 +86,7 @@ def run_policy(sequence: Sequence, policy: Policy, spec: ScenarioSpec) -> Replay
     if policy.spec == "tetris":
         return run_tetris(sequence, spec, policy.view)
     placer = build_placer(policy.spec)
-    replay = Replay(sequence, spec.machines, spec.units, policy.view).reset()
+    replay = Replay.of(sequence, spec, policy.view)
     while True:
         if replay.queue:
             jobs = list(replay.queue)

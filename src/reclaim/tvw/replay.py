@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError
 from reclaim.tvw import _kernels
-from reclaim.tvw.scenario import Sequence
+from reclaim.tvw.scenario import ScenarioSpec, Sequence
 
 VIEWS = ("current", "peak")
 
@@ -50,10 +50,19 @@ class ReplayResult:
 
 
 class Replay:
-    """``sequence`` on ``machines`` machines of ``units`` units per resource, seen through ``view``."""
+    """``sequence`` on ``machines`` machines of ``units`` units per resource, seen through
+    ``view``. ``background``: every machine also runs a process no placer knows of, using
+    0..background units of each resource per step (``tvw._kernels.background_units``, keyed by
+    the sequence): it is in the usage (the current view sees it now, overshoot counts it) but in
+    no reservation and no resident count."""
 
     def __init__(
-        self, sequence: Sequence, machines: int, units: int, view: str = "current"
+        self,
+        sequence: Sequence,
+        machines: int,
+        units: int,
+        view: str = "current",
+        background: int = 0,
     ) -> None:
         if view not in VIEWS:
             raise ReclaimError(f"view must be one of {', '.join(VIEWS)}, not {view!r}")
@@ -61,6 +70,12 @@ class Replay:
         self.machines = machines
         self.units = units
         self.view = view
+        self.background = background
+
+    @classmethod
+    def of(cls, sequence: Sequence, spec: ScenarioSpec, view: str = "current") -> Replay:
+        """``sequence`` on the cluster of ``spec``, with its background, started (``reset``)."""
+        return cls(sequence, spec.machines, spec.units, view, spec.background).reset()
 
     # ------------------------------------------------------------------ state
     def reset(self) -> Replay:
@@ -77,6 +92,7 @@ class Replay:
         self.start_ = np.full(len(seq), -1, np.int64)
         horizon = int(seq.arrival[-1] + lengths.max()) + 1 if len(seq) else 1
         self._usage = np.zeros((horizon, self.machines, self.capacity_.shape[1]), np.int32)
+        self._add_background(0)
         self._count = np.zeros((horizon, self.machines), np.int32)
         self._reserved = np.zeros_like(self.capacity_)  # residents' peaks, for the peak view
         self._leaving: list[tuple[int, int]] = []  # (end step, workload)
@@ -173,9 +189,15 @@ class Replay:
         """Grow the recorded steps to at least ``end`` (waiting pushes work past the first guess)."""
         if end > len(self._usage):
             grow = max(end, 2 * len(self._usage)) - len(self._usage)
-            more = (grow, *self._usage.shape[1:])
+            more, first = (grow, *self._usage.shape[1:]), len(self._usage)
             self._usage = np.concatenate([self._usage, np.zeros(more, np.int32)])
             self._count = np.concatenate([self._count, np.zeros(more[:2], np.int32)])
+            self._add_background(first)
+
+    def _add_background(self, first: int) -> None:
+        """The background processes' usage into the recorded steps from ``first`` on."""
+        key = self.sequence.noise_key if self.background else 0
+        _kernels.add_background(self._usage, first, key, self.background, 1)
 
     def _admit(self) -> None:
         arrival = self.sequence.arrival

@@ -17,7 +17,9 @@ How usage becomes units (``scale``, ``max_units``, ``scale_quantile``, ``max_gap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +44,13 @@ class ScenarioSpec:
     """machines x units: the cluster (every machine has ``units`` of each resource); jobs per
     sequence; long_share of long-running jobs; window lengths in hours (module docstring);
     max_units, scale_quantile, max_gap_s, scale: how usage becomes units (``tvw.pool``; scale
-    auto: each workload's own limit where the store has limits, else the peak quantile)."""
+    auto: each workload's own limit where the store has limits, else the peak quantile).
+
+    The paper's noise (its Table 2, "Robustness Against Noisy Environment"): ``background``, the
+    most units a background process no placer knows of uses on every machine (uniform in
+    0..background per step and resource, ``Sequence.noise_key``); ``jitter``, the most units
+    added to or taken from each step of every workload (uniform, kept in 1..max_units).
+    0: none."""
 
     machines: int = 10
     units: int = 8
@@ -55,6 +63,8 @@ class ScenarioSpec:
     scale_quantile: float = 0.9
     max_gap_s: float = 3600.0
     scale: str = "auto"
+    background: int = 0
+    jitter: int = 0
 
     @property
     def quantisation(self) -> dict:
@@ -75,6 +85,8 @@ class ScenarioSpec:
             ),
             (0 < self.scale_quantile <= 1, "scale_quantile must be in (0, 1]"),
             (self.scale in SCALES, f"scale must be {', '.join(SCALES)}"),
+            (0 <= self.background <= self.units, "background must be in [0, units]"),
+            (0 <= self.jitter < self.max_units, "jitter must be in [0, max_units)"),
         ]
         for ok, problem in problems:
             if not ok:
@@ -107,6 +119,16 @@ class Sequence:
 
     def __len__(self) -> int:
         return len(self.arrival)
+
+    @cached_property
+    def noise_key(self) -> int:
+        """A 63-bit key of this sequence's workloads and arrivals, which seeds its noise
+        (``ScenarioSpec.background`` and ``jitter``): the same sequence, the same noise, for
+        every placer and in every process, with no generator's draws spent on it."""
+        h = hashlib.sha256()
+        for array in (self.record, self.offset, self.arrival, self.usage.indptr):
+            h.update(np.ascontiguousarray(array, np.int64).tobytes())
+        return int.from_bytes(h.digest()[:8], "little") >> 1
 
     @property
     def work(self) -> NDArray[np.int64]:
@@ -170,4 +192,17 @@ def sample_sequence(
     usage = GroupedArray(pool.units.data[rows], np.concatenate([[0], np.cumsum(length)]))
     rate = rate_for_load(unit_steps(usage), spec.machines, spec.units, load)
     arrival = poisson_arrivals(len(record), rate, arrivals_rng)
-    return Sequence(usage, arrival, long, cpu, record, offset, rate)
+    sequence = Sequence(usage, arrival, long, cpu, record, offset, rate)
+    return jittered(sequence, spec) if spec.jitter else sequence
+
+
+def jittered(sequence: Sequence, spec: ScenarioSpec) -> Sequence:
+    """``sequence`` with every step of every workload moved by up to ``spec.jitter`` units
+    (uniform, from its noise key), kept in 1..max_units: the paper's perturbed shapes. The rate
+    stays the unperturbed one, so that the arrivals are those of the sequence without noise."""
+    rng = np.random.default_rng([sequence.noise_key, 1])
+    data = sequence.usage.data.astype(np.int64)
+    data += rng.integers(-spec.jitter, spec.jitter + 1, data.shape)
+    noisy = np.clip(data, 1, spec.max_units).astype(sequence.usage.data.dtype)
+    usage = GroupedArray(noisy, sequence.usage.indptr)
+    return replace(sequence, usage=usage)

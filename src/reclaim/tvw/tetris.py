@@ -53,7 +53,7 @@ def run_tetris(
 ) -> ReplayResult:
     """Replay ``sequence`` with Tetris choosing, at every step, the best (workload, machine) pair
     over all waiting workloads until none fits (module docstring)."""
-    replay = Replay(sequence, spec.machines, spec.units, view).reset()
+    replay = Replay.of(sequence, spec, view)
     lengths = sequence.usage.lengths
     while True:
         while replay.queue:
