@@ -653,6 +653,42 @@ def rl_curve(
     Console().print(f"training curves: {plot_curves(paths, output)}")
 
 
+def _tvw_rl_policies(paths: list[Path] | None, classes: str) -> list:
+    """The TVW-RL placers of ``rl eval``: the shipped policy, or each path given, tagged by its
+    folder's name when there are several (names must then differ)."""
+    from reclaim.rl.evaluate import Learned
+
+    if not paths:
+        return [Learned("tvw-rl", None, classes)]
+    tags = [p.resolve().parent.name for p in paths] if len(paths) > 1 else [""]
+    if len(set(tags)) < len(tags):
+        raise ReclaimError(f"--policy: give each policy its own folder (folders: {tags})")
+    return [Learned("tvw-rl", str(p), classes, t) for p, t in zip(paths, tags, strict=True)]
+
+
+def _paired_table(paired, baseline: str):
+    """``rl eval``'s table of paired differences against ``baseline``."""
+    from rich.table import Table
+
+    title = "minus Best-Fit" if baseline == "best-fit" else f"minus {baseline}"
+    table = Table(
+        title=f"TVW-RL {title} on the same sequences: mean [95 % interval], paired t-test p",
+        title_justify="left",
+    )
+    for head in ("store", "load", "policy", "overshoot (pp)", "p", "machines used", "p"):
+        table.add_column(head, justify="left" if head in ("store", "policy") else "right")
+    for r in paired.iter_rows(named=True):
+        cells = [
+            f"{r[f'{m}_diff']:+.2f} [{r[f'{m}_diff_lo']:+.2f}, {r[f'{m}_diff_hi']:+.2f}]"
+            for m in ("overshoot_pct", "machines_used")
+        ]
+        table.add_row(
+            r["store"], f"{r['load']:.0%}", r["tvw_rl"],
+            cells[0], f"{r['overshoot_pct_p']:.2g}", cells[1], f"{r['machines_used_p']:.2g}",
+        )  # fmt: skip
+    return table
+
+
 @rl_app.command("eval")
 def rl_eval(
     store: UsageStores = None,
@@ -661,7 +697,11 @@ def rl_eval(
         "tetris,best-fit"
     ),
     policy: Annotated[
-        Path | None, typer.Option(help="TVW-RL policy.npz (default: the shipped one).")
+        list[Path] | None,
+        typer.Option(
+            help="TVW-RL policy.npz (default: the shipped one); repeatable: each is labelled "
+            "by its folder's name and paired against the first."
+        ),
     ] = None,
     deeprm: Annotated[
         Path | None, typer.Option(help="DeepRM policy.npz (default: the shipped one).")
@@ -686,7 +726,7 @@ def rl_eval(
     from reclaim.rl.evaluate import (
         CLAIMS,
         Learned,
-        paired_vs_best_fit,
+        paired_against,
         paper_comparison,
         trained_scenario,
     )
@@ -694,8 +734,8 @@ def rl_eval(
     from reclaim.tvw.scenario import ScenarioSpec
 
     loads = _loads(load)
-    chosen = [Learned("tvw-rl", str(policy) if policy else None, classes)]
-    chosen += [Learned("deeprm", str(deeprm) if deeprm else None)]
+    tvw_rl = _tvw_rl_policies(policy, classes)
+    chosen = [*tvw_rl, Learned("deeprm", str(deeprm) if deeprm else None)]
     chosen += [Policy.parse(p) for p in _csv(baselines)]
     # the units the learned policies were trained on (the shipped ones: the legacy peak scale)
     spec = ScenarioSpec(jobs=jobs, background=background, jitter=jitter)
@@ -718,24 +758,12 @@ def rl_eval(
     for row in comparison.iter_rows():
         table.add_row(*(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row))
     out.print(table)
-    paired = paired_vs_best_fit(pl.read_parquet(output / "runs.parquet"))
+    runs = pl.read_parquet(output / "runs.parquet")
+    baselines = ["best-fit"] + ([tvw_rl[0].label] if len(tvw_rl) > 1 else [])
+    paired = pl.concat([paired_against(runs, b) for b in baselines], how="diagonal_relaxed")
     paired.write_parquet(output / "paired.parquet")
-    table = Table(
-        title="TVW-RL minus Best-Fit on the same sequences: mean [95 % interval], paired t-test p",
-        title_justify="left",
-    )
-    for head in ("store", "load", "policy", "overshoot (pp)", "p", "machines used", "p"):
-        table.add_column(head, justify="left" if head in ("store", "policy") else "right")
-    for r in paired.iter_rows(named=True):
-        cells = [
-            f"{r[f'{m}_diff']:+.2f} [{r[f'{m}_diff_lo']:+.2f}, {r[f'{m}_diff_hi']:+.2f}]"
-            for m in ("overshoot_pct", "machines_used")
-        ]
-        table.add_row(
-            r["store"], f"{r['load']:.0%}", r["tvw_rl"],
-            cells[0], f"{r['overshoot_pct_p']:.2g}", cells[1], f"{r['machines_used_p']:.2g}",
-        )  # fmt: skip
-    out.print(table)
+    for baseline, rows in paired.group_by("against", maintain_order=True):
+        out.print(_paired_table(rows, baseline[0]))
     out.print(
         f"results: {output}/runs.parquet, summary.parquet, comparison.parquet, paired.parquet"
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import polars as pl
 import pytest
@@ -37,6 +39,19 @@ def test_train_then_eval_end_to_end(tmp_path):
     summary = pl.read_parquet(out / "summary.parquet")
     assert {"tvw-rl", "deeprm", "tetris@peak", "best-fit@current"} == set(summary["policy"])
     assert "paper's claimed range" in done.stdout
+    # several TVW-RL policies: each labelled by its folder, paired against the first
+    (tmp_path / "copy").mkdir()
+    shutil.copy(tvw / "policy.npz", tmp_path / "copy" / "policy.npz")
+    two = ["--policy", str(tvw / "policy.npz"), "--policy", str(tmp_path / "copy" / "policy.npz")]
+    done = reclaim(
+        "rl", "eval", "--store", _bitbrains(), "--load", "50", "--sequences", "2", "--jobs", "8",
+        *two, "--deeprm", str(drm), "-o", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    paired = pl.read_parquet(out / "paired.parquet")
+    same = paired.filter(pl.col("against") == "tvw-rl:tvw")
+    assert same["tvw_rl"].to_list() == ["tvw-rl:copy"] and same["overshoot_pct_diff"][0] == 0
+    assert "minus tvw-rl:tvw" in done.stdout
 
 
 def test_vectorised_training_repeats_bit_for_bit_from_its_settings(tmp_path):
@@ -78,7 +93,7 @@ def _bitbrains() -> str:
 
 
 def test_paired_comparison_against_best_fit_on_the_same_sequences():
-    from reclaim.rl.evaluate import paired_vs_best_fit
+    from reclaim.rl.evaluate import paired_against
 
     rng = np.random.default_rng(0)
     n = 30
@@ -98,7 +113,7 @@ def test_paired_comparison_against_best_fit_on_the_same_sequences():
             ),
         ]
     )
-    (row,) = paired_vs_best_fit(runs).iter_rows(named=True)
+    (row,) = paired_against(runs).iter_rows(named=True)
     assert row["sequences"] == n
     assert row["overshoot_pct_diff_lo"] < row["overshoot_pct_diff"] < row["overshoot_pct_diff_hi"]
     assert -1.1 < row["overshoot_pct_diff"] < -0.9 and row["overshoot_pct_p"] < 1e-10

@@ -1,4 +1,4 @@
-"""Paired comparisons against Best-Fit on the same sequences (no torch needed)."""
+"""Paired comparisons on the same sequences, against Best-Fit or another policy (no torch)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import warnings
 import polars as pl
 import pytest
 
-from reclaim.rl.evaluate import paired_vs_best_fit
+from reclaim.rl.evaluate import paired_against
 
 
 def _runs(overshoot: list[float], machines: float) -> pl.DataFrame:
@@ -30,7 +30,20 @@ def test_a_difference_the_same_on_every_sequence_is_taken_as_it_is_without_a_war
     runs = _runs([k + shift for k in (1.0, 2.0, 3.0, 4.0)], 9.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        (row,) = paired_vs_best_fit(runs).iter_rows(named=True)
+        (row,) = paired_against(runs).iter_rows(named=True)
     assert row["machines_used_diff"] == 1 and row["machines_used_p"] == 0.0
     assert row["overshoot_pct_diff"] == pytest.approx(shift)
     assert row["overshoot_pct_p"] == (1.0 if shift == 0 else 0.0)
+
+
+def test_tagged_policies_pair_against_one_another_and_best_fit():
+    runs = _runs([1.5, 2.5, 3.5, 4.5], 9.0)
+    tagged = runs.filter(pl.col("policy") == "tvw-rl").with_columns(
+        policy=pl.lit("tvw-rl:noise3"), overshoot_pct=pl.col("overshoot_pct") - 0.5
+    )
+    runs = pl.concat([runs, tagged])
+    against_best = paired_against(runs)
+    assert against_best["tvw_rl"].to_list() == ["tvw-rl", "tvw-rl:noise3"]
+    (row,) = paired_against(runs, "tvw-rl").iter_rows(named=True)
+    assert (row["tvw_rl"], row["against"]) == ("tvw-rl:noise3", "tvw-rl")
+    assert row["overshoot_pct_diff"] == pytest.approx(-0.5) and row["machines_used_diff"] == 0

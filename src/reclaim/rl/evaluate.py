@@ -72,12 +72,14 @@ def run_learned(sequence: Sequence, placer: Placer, env: PlacementEnv) -> Replay
 class Learned:
     """A learned placer (``tvw-rl`` or ``deeprm``), its saved policy (None: the shipped one) and
     the equivalence classes it was trained with (none, temporal, dtw: checked against the
-    policy's settings, from which its labeller is fitted again). Labelled by its name, and its
-    classes unless none (``tvw-rl+temporal``), so runs with and without them sit side by side."""
+    policy's settings, from which its labeller is fitted again). Labelled by its name, its
+    classes unless none and its ``tag`` if any (``tvw-rl+temporal``, ``tvw-rl:noise3``), so
+    runs with and without them, or of several policies, sit side by side."""
 
     name: str
     path: str | None = None
     classes: str = "none"
+    tag: str = ""
 
     def __post_init__(self) -> None:
         if self.name not in ("tvw-rl", "deeprm"):
@@ -86,7 +88,8 @@ class Learned:
 
     @property
     def label(self) -> str:
-        return self.name if self.classes == "none" else f"{self.name}+{self.classes}"
+        label = self.name if self.classes == "none" else f"{self.name}+{self.classes}"
+        return f"{label}:{self.tag}" if self.tag else label
 
     @property
     def policy_path(self) -> str:
@@ -158,22 +161,25 @@ def _labeler(saved: str) -> RunningClasses:
     return RunningClasses.rebuild(json.loads(saved))
 
 
-def paired_vs_best_fit(runs: pl.DataFrame) -> pl.DataFrame:
-    """Per store, load and TVW-RL policy: its overshoot (pp) and machines used minus Best-Fit's
-    on the same sequences, the mean difference with its 95 % t-interval and the paired t-test's
-    two-sided p-value (no difference)."""
+def paired_against(runs: pl.DataFrame, baseline: str = "best-fit") -> pl.DataFrame:
+    """Per store, load and TVW-RL policy other than ``baseline`` (a placer's label without its
+    view): its overshoot (pp) and machines used minus the baseline's on the same sequences, the
+    mean difference with its 95 % t-interval and the paired t-test's two-sided p-value (no
+    difference)."""
     frame = runs.with_columns(policy=pl.col("policy").str.split("@").list.first())
-    best = frame.filter(pl.col("policy") == "best-fit")
+    base = frame.filter(pl.col("policy") == baseline)
     rows = []
-    for label in [p for p in frame["policy"].unique(maintain_order=True) if p.startswith("tvw-rl")]:
+    labels = frame["policy"].unique(maintain_order=True)
+    for label in [p for p in labels if p.startswith("tvw-rl") and p != baseline]:
         ours = frame.filter(pl.col("policy") == label)
         pairs = ours.join(
-            best, on=["store", "load", "sequence"], suffix="_bf", maintain_order="left"
+            base, on=["store", "load", "sequence"], suffix="_base", maintain_order="left"
         )
         for (store, load), group in pairs.group_by("store", "load", maintain_order=True):
-            row = {"store": store, "load": load, "tvw_rl": label, "sequences": group.height}
+            row = {"store": store, "load": load, "tvw_rl": label, "against": baseline}
+            row["sequences"] = group.height
             for metric in ("overshoot_pct", "machines_used"):
-                d = (group[metric] - group[f"{metric}_bf"]).to_numpy()
+                d = (group[metric] - group[f"{metric}_base"]).to_numpy()
                 half = float(t_half_width(np.std(d, ddof=1), len(d))) if len(d) > 1 else np.nan
                 p = _paired_p(d)
                 row |= {
@@ -211,7 +217,7 @@ def paper_comparison(summary: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for (store, load), group in frame.group_by("store", "load", maintain_order=True):
         by = {r["policy"]: r for r in group.iter_rows(named=True)}
-        for label in [p for p in by if p.split("+")[0] == "tvw-rl"]:
+        for label in [p for p in by if p.startswith("tvw-rl")]:
             ours = by[label]
 
             def change(metric, other, by=by, ours=ours):
