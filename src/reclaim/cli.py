@@ -447,6 +447,22 @@ def experiment_list() -> None:
     Console().print(table)
 
 
+Background = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Noise: every machine runs an unknown background process of 0..N units per "
+        "resource, uniform per step (the paper's Table 2).",
+    ),
+]
+Jitter = Annotated[
+    int,
+    typer.Option(
+        min=0, help="Noise: every workload's usage moved by up to N units per step (Table 2)."
+    ),
+]
+
+
 place_app = typer.Typer(no_args_is_help=True, help="Place time-varying workloads (TVW-RL).")
 app.add_typer(place_app, name="place")
 
@@ -470,6 +486,8 @@ def place_eval(
     ] = 6,
     scale: Scale = "auto",
     seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
+    background: Background = 0,
+    jitter: Jitter = 0,
     output: Annotated[
         Path,
         output_option("Directory for Parquet results and charts."),
@@ -483,7 +501,10 @@ def place_eval(
 
     loads = _loads(load)
     chosen = [Policy.parse(p) for p in _csv(policies)]
-    spec = ScenarioSpec(machines=machines, units=units, jobs=jobs, max_units=max_units, scale=scale)
+    spec = ScenarioSpec(
+        machines=machines, units=units, jobs=jobs, max_units=max_units, scale=scale,
+        background=background, jitter=jitter,
+    )  # fmt: skip
     paths = _usage_stores(store)
     pools, summary = run_evaluation(paths, spec, loads, chosen, sequences, seed, output, console)
     out = Console(width=max(Console().width, 120))  # nine columns; pipes get 80
@@ -511,20 +532,6 @@ Classes = Annotated[
 
 
 TrainingLoad = Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")]
-Background = Annotated[
-    int,
-    typer.Option(
-        min=0,
-        help="Noise: every machine runs an unknown background process of 0..N units per "
-        "resource, uniform per step (the paper's Table 2).",
-    ),
-]
-Jitter = Annotated[
-    int,
-    typer.Option(
-        min=0, help="Noise: every workload's usage moved by up to N units per step (Table 2)."
-    ),
-]
 
 
 @rl_app.command("train")
