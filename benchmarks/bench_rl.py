@@ -15,8 +15,10 @@ shipped Bitbrains sample.
 
     python benchmarks/bench_rl.py [--episodes 3] [--trajectories 20] [--iterations 3]
         [--paper-sequences 100] [--batch 200] [--threads 1] [--skip-reference] [--skip-dense]
+        [--background 0]
 
 ``--threads``: the vectorised env's (``VectorEnv(threads=)``; the same results with any number).
+``--background``: every machine's unknown background process, 0..N units (the paper's noise).
 The load average is printed before and after: the machine is shared, and figures move with it.
 """
 
@@ -40,6 +42,7 @@ from reclaim.rl.vector import VectorEnv, act
 from reclaim.rl.vector_train import VectorConfig, rollout_compact, train_vectorised
 from reclaim.traces.store import sample_path
 from reclaim.tvw.pool import load_pool
+from reclaim.tvw.scenario import ScenarioSpec
 
 
 def single(env, sequences, rng) -> float:
@@ -174,6 +177,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="the vectorised env's threads")
     parser.add_argument("--skip-reference", action="store_true", help="no plain-numpy envs")
     parser.add_argument("--skip-dense", action="store_true", help="no dense train_vectorised")
+    parser.add_argument(
+        "--background", type=int, default=0, help="units of background noise (Table 2)"
+    )
     args = parser.parse_args()
     print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     import torch
@@ -183,7 +189,7 @@ def main() -> None:
     pool = load_pool(sample_path("bitbrains"))
     config = TrainConfig(sequences=args.episodes, iterations=1)
     rng = np.random.default_rng(0)
-    env = PlacementEnv([pool])
+    env = PlacementEnv([pool], spec=ScenarioSpec(background=args.background))
     policy = random_policy(env)
     with threadpool_limits(1):  # one BLAS thread, as training pins one torch thread
         sequences = training_set(env, config)
