@@ -252,7 +252,7 @@ def main() -> None:
     kinds = (PlacementEnv, ReferencePlacementEnv, DeepRMEnv, ReferenceDeepRMEnv)
     if args.skip_reference:
         kinds = (PlacementEnv, DeepRMEnv)
-    envs = [kind([pool]) for kind in kinds]
+    envs = [kind([pool], spec=env.spec) for kind in kinds]
     for env in envs:
         name = type(env).__name__
         sequences = training_set(env, config)
