@@ -68,6 +68,7 @@ def test_tiny_ablation_writes_one_row_per_setting(tiny):
     assert frame["setting"].to_list() == ["k_u=0", "k_u=1", "k_u=2", "default"]
     assert set(frame["store"]) == {"bitbrains"} and set(frame["load"]) == {0.5}
     assert frame.select(METRICS).null_count().sum_horizontal().item() == 0
+    assert (frame["machines_used_half"] >= 0).all()  # the intervals the chart draws
     for setting, k_u in zip(frame["setting"], frame["value"], strict=True):
         trained = LinearPolicy.load(out / setting / POLICY).settings
         assert trained["iterations"] == 2 and trained["weights"]["underuse"] == k_u

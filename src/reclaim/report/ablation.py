@@ -56,8 +56,9 @@ def trend_lines(trends: list[dict]) -> list[str]:
 
 
 def plot_ablation(frame: pl.DataFrame, path: Path) -> Path:
-    """Machines used (top) and % overshoot (bottom) against each coefficient, a line per store and
-    the paper's figures where it gives them; coefficients evenly spaced (K_c spans 0 to 10)."""
+    """Machines used (top) and % overshoot (bottom) against each coefficient, a line per store
+    with its 95 % intervals over the test sequences (where the frame has them) and the paper's
+    figures where it gives them; coefficients evenly spaced (K_c spans 0 to 10)."""
     axes_shown = frame["axis"].unique(maintain_order=True).to_list()
     fig, grid = plt.subplots(2, len(axes_shown), figsize=(5 * len(axes_shown), 6.5), squeeze=False)
     rows = [("machines_used", "machines used"), ("overshoot_pct", "% overshoot")]
@@ -69,7 +70,8 @@ def plot_ablation(frame: pl.DataFrame, path: Path) -> Path:
             for (store,), group in sub.group_by("store", maintain_order=True):
                 group = group.sort("value")
                 x = [values.index(v) for v in group["value"]]
-                ax.plot(x, group[col].to_numpy(), marker="o", label=store)
+                half = group[f"{col}_half"].to_numpy() if f"{col}_half" in group.columns else None
+                ax.errorbar(x, group[col].to_numpy(), yerr=half, marker="o", capsize=3, label=store)
             paper = PAPER[axis].get(col, ())
             theirs = [(k, v) for k, v in enumerate(paper) if v is not None]
             if theirs:  # a line only through a full series: the text gives some ends alone

@@ -194,10 +194,11 @@ def _train_quietly(
 
 
 def ablation_frame(summary: pl.DataFrame, points: list[Point]) -> pl.DataFrame:
-    """One row per store and point: axis, value, setting and the summary's metrics (the default
-    setting's row appears on every axis)."""
+    """One row per store and point: axis, value, setting and the summary's metrics with their
+    95 % half-widths over the test sequences (``<metric>_half``; the default setting's row
+    appears on every axis)."""
     by = {(r["store"], r["policy"]): r for r in summary.iter_rows(named=True)}
-    cols = ["sequences", *METRICS]
+    cols = ["sequences", *METRICS, *(f"{m}_half" for m in METRICS)]
     rows = [
         {"store": store, "load": row["load"], "axis": p.axis, "value": p.value, "setting": p.name}
         | {c: row[c] for c in cols}
