@@ -78,6 +78,11 @@ def test_vectorised_training_repeats_bit_for_bit_from_its_settings(tmp_path):
         (["rl", "eval", "--policy", "missing.npz", "--load", "50"], "no trained policy"),
         (["rl", "eval", "--background", "9", "--load", "50"], "background must be in"),
         (["rl", "train", *TINY, "--jitter", "6"], "jitter must be in"),
+        (
+            ["rl", "eval", "--policy", "a/policy.npz", "--policy", "a/other.npz", "--load", "50"],
+            "give each policy its own folder",
+        ),
+        (["rl", "retrain", "missing.npz"], "no trained policy"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, args, message):
