@@ -620,7 +620,7 @@ def rl_retrain(
 ) -> None:
     """Train a policy again from its recorded settings, data and seed; say whether the curve
     (and, at full length, the weights) are the recorded ones bit for bit. Exits 1 if not."""
-    from reclaim.rl.retrain import retrain
+    from reclaim.rl.retrain import NotReproduced, retrain
 
     found = retrain(
         policy, output, _usage_stores(store) if store else None, iterations, resume, console
@@ -633,8 +633,7 @@ def rl_retrain(
         weights = "identical bit for bit" if found.same_weights else "NOT identical"
         Console().print(f"weights {weights} to {policy}")
     if not found.reproduced:
-        console.print(f"[bold red]error:[/] {output}: did not reproduce {policy}", highlight=False)
-        raise typer.Exit(1)
+        raise NotReproduced(f"{output}: did not reproduce {policy}")
 
 
 @rl_app.command("curve")

@@ -264,7 +264,7 @@ class PlacementEnv:
             head,
             self.queue_images,
             backlog,
-            self._noise_key(),
+            self.sequence.noise_key,
             self.spec.background,
             out,
         )
@@ -280,10 +280,6 @@ class PlacementEnv:
             : self.queue_slots
         ]
 
-    def _noise_key(self) -> int:
-        """The key of the sequence's background (0 without one: nothing to compute)."""
-        return self.sequence.noise_key if self.spec.background else 0
-
     # ------------------------------------------------------------------ penalties
     def _shape(self) -> tuple[int, int]:
         return (self.spec.machines, len(RESOURCES))
@@ -296,7 +292,7 @@ class PlacementEnv:
                 [self._squares, np.zeros((more, *self._shape()), np.int64)]
             )
             # the background process is one more resident in the contention sums
-            add_background(self._squares, first, self._noise_key(), self.spec.background, 2)
+            add_background(self._squares, first, self.sequence.noise_key, self.spec.background, 2)
 
     def _settle(self) -> dict[str, float]:
         """Run the clock until the head of the queue fits somewhere or all are placed, charging
@@ -384,7 +380,7 @@ class ReferencePlacementEnv(PlacementEnv):
             labels,
             order,
             replay.now,
-            self._noise_key(),
+            self.sequence.noise_key,
             self.spec.background,
             images,
         )

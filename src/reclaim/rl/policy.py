@@ -36,6 +36,9 @@ def network(obs_size: int, machines: int, hidden: int = HIDDEN):
     return nn.Sequential(nn.Linear(obs_size, hidden), nn.ReLU(), nn.Linear(hidden, machines))
 
 
+WEIGHTS = ("w1", "b1", "w2", "b2")  # a LinearPolicy's arrays, as saved
+
+
 @dataclass(frozen=True)
 class LinearPolicy:
     """Weights w1 (hidden, D), b1 (hidden,), w2 (M, hidden), b2 (M,) and the env settings it was
@@ -66,7 +69,7 @@ class LinearPolicy:
     def save(self, path: str | Path) -> Path:
         """Compressed npz, weights in float16 (the shipped file stays small)."""
         path = Path(path)
-        arrays = {k: getattr(self, k).astype(np.float16) for k in ("w1", "b1", "w2", "b2")}
+        arrays = {k: getattr(self, k).astype(np.float16) for k in WEIGHTS}
         np.savez_compressed(path, settings=json.dumps(self.settings), **arrays)
         return path
 
@@ -78,7 +81,7 @@ class LinearPolicy:
             raise ReclaimError(f"{path}: no trained policy there (train one: reclaim rl train)")
         try:
             with np.load(path) as z:
-                arrays = {k: z[k].astype(np.float32) for k in ("w1", "b1", "w2", "b2")}
+                arrays = {k: z[k].astype(np.float32) for k in WEIGHTS}
                 settings = json.loads(str(z["settings"]))
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
             # a truncated or foreign file: say which, not how numpy failed to read it

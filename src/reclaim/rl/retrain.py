@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from reclaim.errors import ReclaimError, TraceError
-from reclaim.rl.policy import LinearPolicy
+from reclaim.rl.policy import WEIGHTS, LinearPolicy
 from reclaim.rl.reinforce import (
     POLICY,
     RUN_KEYS,
@@ -31,6 +31,12 @@ from reclaim.tvw.scenario import LEGACY_QUANTISATION
 AGENTS = {"PlacementEnv": "tvw-rl", "DeepRMEnv": "deeprm"}
 # The labeller's stores are paths on the machine that trained it; the pools' digests check the data.
 UNCHECKED = ("trainer", "labeler.stores")
+
+
+class NotReproduced(ReclaimError):
+    """A retraining that did not give the recorded policy: a finding, not bad input (exit 1)."""
+
+    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,7 @@ def retrain(
     if config.iterations == saved["iterations"]:
         written = LinearPolicy.load(out / POLICY)  # as saved (float16), as the recorded one is
         same_weights = all(
-            getattr(written, k).tobytes() == getattr(recorded, k).tobytes()
-            for k in ("w1", "b1", "w2", "b2")
+            getattr(written, k).tobytes() == getattr(recorded, k).tobytes() for k in WEIGHTS
         )
     return Retrained(
         policy, config.iterations, saved["iterations"], ran == done[: len(ran)], same_weights

@@ -147,9 +147,7 @@ class VectorEnv:
             # the images read off the usage show the background with the one label; the
             # single env shows it as class 1, so only label 1 may take that path
             self._uniform[self._uniform != 1] = 0
-        self._keys = np.array(
-            [s.noise_key if env.spec.background else 0 for s in sequences], np.int64
-        )
+        self._keys = np.array([s.noise_key for s in sequences], np.int64)
         self._table = np.ascontiguousarray(np.concatenate(tables).ravel())
         self._njobs = np.array([len(s) for s in sequences], np.int64)
         self._joff = np.concatenate([[0], np.cumsum(self._njobs)]).astype(np.int64)

@@ -196,8 +196,7 @@ class Replay:
 
     def _add_background(self, first: int) -> None:
         """The background processes' usage into the recorded steps from ``first`` on."""
-        key = self.sequence.noise_key if self.background else 0
-        _kernels.add_background(self._usage, first, key, self.background, 1)
+        _kernels.add_background(self._usage, first, self.sequence.noise_key, self.background, 1)
 
     def _admit(self) -> None:
         arrival = self.sequence.arrival
