@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -22,19 +21,9 @@ from reclaim.agent.cgroups import CgroupError, Cgroups
 from reclaim.agent.config import AgentSettings, Components
 from reclaim.agent.fake import make_tree, set_usage
 from reclaim.agent.loop import Agent
+from reclaim.core.clock import SimClock
 
 PARENT = "reclaim-bench"
-
-
-class StepClock:
-    def __init__(self) -> None:
-        self.t = 1_000_000.0
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep_until(self, t: float, wake: threading.Event) -> None:
-        self.t = t
 
 
 def settings(root: Path, n: int, db: Path) -> AgentSettings:
@@ -67,7 +56,7 @@ def fake_tree(version: int, n: int, periods: int) -> dict[str, float]:
         root = Path(tmp) / "cgroup"
         names = [f"c{i}" for i in range(n)]
         make_tree(root, version, PARENT, names)
-        agent = Agent(settings(root, n, Path(tmp) / "agent.db"), clock=StepClock())
+        agent = Agent(settings(root, n, Path(tmp) / "agent.db"), clock=SimClock(1e6))
         cpu_s = np.zeros(n)
         times = []
         for k in range(periods + 2):  # two warm-up periods: numba compiles, counters prime

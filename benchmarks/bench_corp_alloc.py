@@ -41,6 +41,7 @@ from importlib.resources import files
 
 import numpy as np
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.corp.scenario import CorpScenario, JobSet, build_scenario
 from reclaim.corp.simulator import (
     _make_placer,
@@ -50,7 +51,6 @@ from reclaim.corp.simulator import (
     simulate,
     warm_up,
 )
-from reclaim.state.grouped import GroupedArray
 
 TARGET_MS = 50.0
 

@@ -31,9 +31,9 @@ import time
 import numpy as np
 import polars as pl
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.corp import CENTER, PEAK, VALLEY, UnusedPredictor
 from reclaim.forecast.series import store_series
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces import load_store, sample_path
 
 STORES = ("google2011-derived", "bitbrains")

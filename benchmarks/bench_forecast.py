@@ -30,9 +30,9 @@ import numpy as np
 
 import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.arima import SELECTIONS
 from reclaim.forecast.series import store_series
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces import load_store, sample_path
 
 HISTORY = 10

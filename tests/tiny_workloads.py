@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reclaim.state.grouped import GroupedArray
+from reclaim.core.grouped import GroupedArray
 from reclaim.workload.model import Workload
 
 

@@ -283,6 +283,7 @@ def simulate(
         _headline(output or Path("results/headline"))
         return
     controller = controller or "reservation"
+    from reclaim.core.tables import HostTable
     from reclaim.report.console import (
         SimProgress,
         overload_warnings,
@@ -292,7 +293,6 @@ def simulate(
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.run import RunSettings, build_policies
     from reclaim.sim.run import simulate as run_simulation
-    from reclaim.state.tables import HostTable
     from reclaim.workload.builder import (
         WorkloadSpec,
         build_workload,
@@ -378,7 +378,7 @@ def report(
     from reclaim.report.experiment_report import console_output, write_report
 
     if (results / "live.json").is_file():
-        from reclaim.report.live import live_tables, plot_figure5
+        from reclaim.live.report import live_tables, plot_figure5
 
         out = report_console()
         for table in live_tables(results):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 from reclaim.agent.config import AgentSettings, load_settings
@@ -43,16 +42,3 @@ def _toml(value) -> str:
     if isinstance(value, str):
         return f'"{value}"'
     return repr(value)
-
-
-class StepClock:
-    """A clock that jumps to the next period instead of waiting."""
-
-    def __init__(self, t: float = 1_000_000.0) -> None:
-        self.t = t
-
-    def now(self) -> float:
-        return self.t
-
-    def sleep_until(self, t: float, wake: threading.Event) -> None:
-        self.t = max(self.t, t)

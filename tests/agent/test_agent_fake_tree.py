@@ -9,7 +9,7 @@ import urllib.request
 
 import numpy as np
 import pytest
-from agent_helpers import StepClock, write_config
+from agent_helpers import write_config
 from typer.testing import CliRunner
 
 from reclaim.agent.actuator import DockerActuator, docker_client
@@ -18,8 +18,9 @@ from reclaim.agent.cli import agent_app
 from reclaim.agent.fake import make_tree, set_usage
 from reclaim.agent.loop import Agent
 from reclaim.agent.metrics_http import AgentMetrics
+from reclaim.core.clock import SimClock
+from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
-from reclaim.types import Decisions
 
 PARENT = "reclaim"
 NAMES = ["web-0", "batch-0", "batch-1"]
@@ -42,7 +43,7 @@ def make_agent(tmp_path, root, **agent):
     agent.setdefault("grace_s", 0.0)
     agent.setdefault("host_cpu", 4.0)  # the machine's own cores may not hold 3 x 1 core
     settings = write_config(tmp_path / "agent.toml", PARENT, cgroup_root=root, **agent)
-    return Agent(settings, clock=StepClock())
+    return Agent(settings, clock=SimClock(1e6))
 
 
 def run_steady(agent, root, version, periods=4, cores=0.2, mem=0.1):
@@ -239,7 +240,7 @@ def test_restart_resumes_history(tree, tmp_path):
     count, start = agent.collector.view.count.copy(), agent.collector.view.workloads.start.copy()
     t = agent.clock.t
     agent.close()
-    again = Agent(agent.settings, clock=StepClock(t))
+    again = Agent(agent.settings, clock=SimClock(t))
     assert again.collector.view.count.tolist() == count.tolist()
     np.testing.assert_allclose(again.collector.view.workloads.start, start)
     again.step()  # still running: same start, history kept, limits stay shaped
@@ -290,7 +291,7 @@ def test_metrics_endpoint_serves_the_same_figures(tree, tmp_path):
     settings = write_config(
         tmp_path / "agent.toml", PARENT, cgroup_root=root, grace_s=0.0, host_cpu=4.0
     )
-    agent = Agent(settings, clock=StepClock(), metrics=metrics)
+    agent = Agent(settings, clock=SimClock(1e6), metrics=metrics)
     run_steady(agent, root, version)
     metrics.serve(_free_port())
     try:
@@ -415,13 +416,13 @@ def test_missing_cgroups_are_named_and_refused(tree, tmp_path):
     config = tmp_path / "agent.toml"
     settings = write_config(config, PARENT, components=components, cgroup_root=root)
     with pytest.raises(CgroupError, match=r"1 of 4 configured components have no cgroup .*web-9"):
-        Agent(settings, clock=StepClock())
+        Agent(settings, clock=SimClock(1e6))
     result = CliRunner().invoke(agent_app, ["run", "-c", str(config), "--periods", "1"])
     assert result.exit_code != 0 and "web-9" in str(result.exception)
     waiting = write_config(
         config, PARENT, components=components, cgroup_root=root, wait_for_cgroups=True
     )
-    agent = Agent(waiting, clock=StepClock())
+    agent = Agent(waiting, clock=SimClock(1e6))
     assert agent.step().running == 0
     agent.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.corp.baselines import (
     CloudScale,
     Dra,
@@ -21,7 +22,6 @@ from reclaim.corp.baselines import (
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import ForecastError
 from reclaim.registry import build
-from reclaim.state.grouped import GroupedArray
 
 T = np.arange(144.0)
 SINE = 50.0 + 10.0 * np.sin(2 * np.pi * T / 12)

@@ -10,10 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.corp.fluctuation import LEVELS, PercentileSlots, WindowTable, load_windows
 from reclaim.corp.scenario import build_scenario
 from reclaim.errors import ReclaimError, TraceError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.store import sample_path
 
 FIXTURE = Path(__file__).parents[1] / "traces" / "fixtures" / "google2019_usage"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.corp.scenario import build_scenario, resample_hold, resample_linear, split_pms
 from reclaim.errors import ReclaimError
-from reclaim.state.grouped import GroupedArray
 from reclaim.workload.builder import default_stores, load_jobs
 
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy.linalg import solve_discrete_lyapunov
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _arima_kernels, _online_kernels
 from reclaim.forecast.arima import SELECTIONS, AutoArima, SelectionCache
 from reclaim.forecast.base import ForecastError
 from reclaim.registry import build
-from reclaim.state.grouped import GroupedArray
 
 
 def kalman_reference(x, phi, theta, delta, mu, drift, sigma2, h):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import Forecast, ForecastError, KeyedState, check_keys, validate_series
-from reclaim.state.grouped import GroupedArray
 
 
 def test_quantiles_are_gaussian_and_an_infinite_std_keeps_the_median_at_the_mean():

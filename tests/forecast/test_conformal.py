@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import reclaim.forecast  # noqa: F401
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.conformal import Conformal
 from reclaim.forecast.evaluate import Origins, build_model, rolling_forecasts, score
 from reclaim.forecast.series import store_series
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces import load_store, sample_path
 
 

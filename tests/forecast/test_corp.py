@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import ForecastError
 from reclaim.forecast.corp import (
     CENTER,
@@ -24,7 +25,6 @@ from reclaim.forecast.corp import (
     symbols,
     unlockable,
 )
-from reclaim.state.grouped import GroupedArray
 from reclaim.testing.forecasters import check_forecaster, real_windows
 
 TINY = {"hidden_layer_sizes": (8, 8), "max_iter": 60}

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _online_kernels
 from reclaim.forecast.base import ForecastError, gaussian_quantile
 from reclaim.forecast.ets import AutoEts
 from reclaim.registry import build
-from reclaim.state.grouped import GroupedArray
 
 
 def class1_variance(alpha, beta, phi, sigma2, h, trend, damped):

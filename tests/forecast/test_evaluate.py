@@ -8,9 +8,9 @@ import pytest
 from scipy import integrate, stats
 
 import reclaim.forecast  # noqa: F401
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.evaluate import Origins, _gaussian_crps, build_model, rolling_forecasts, score
 from reclaim.forecast.series import store_series
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces import load_store, sample_path
 
 

@@ -12,12 +12,12 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, Matern, WhiteKernel
 
 from reclaim import registry
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _gp_kernels as K
 from reclaim.forecast.base import ForecastError
 from reclaim.forecast.gp import GaussianProcess, history_patterns
 from reclaim.forecast.naive import naive_forecast
 from reclaim.forecast.series import store_series
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces import load_store, sample_path
 
 H = 10  # history and patterns of every model here (the defaults)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.naive import Naive
-from reclaim.state.grouped import GroupedArray
 
 
 def test_hand_computed_forecast():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 from rich.console import Console
 
-from reclaim.report.experiment_data import Interval
+from reclaim.metrics.intervals import Interval
 from reclaim.report.experiment_tables import (
     FittedTable,
     cell_rows,

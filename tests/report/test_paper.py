@@ -6,7 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from reclaim.report.experiment_data import Interval, derive
+from reclaim.metrics.intervals import Interval
+from reclaim.report.experiment_data import derive
 from reclaim.report.paper import PAPER, Direction, compare, context, verdict
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.rl.env import PlacementEnv
-from reclaim.state.grouped import GroupedArray
 from reclaim.tvw.scenario import ScenarioSpec, Sequence
 
 

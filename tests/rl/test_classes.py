@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
 from reclaim.rl import classes
-from reclaim.state.grouped import GroupedArray
 
 
 def _planted(k: int, per: int, rng) -> tuple[GroupedArray, np.ndarray]:

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from reclaim.shaping.base import UsageForecast
-from reclaim.state.tables import HostTable, WorkloadTable
+from reclaim.core.control import UsageForecast
+from reclaim.core.tables import HostTable, WorkloadTable
 
 
 def hand_view(rows, hosts="2x4c8g", now=3600.0, failures=None, ooms=None):

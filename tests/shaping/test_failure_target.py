@@ -7,13 +7,13 @@ import pytest
 from hand_views import exact_forecast, hand_view
 
 from reclaim import registry
+from reclaim.core.tables import HostTable
 from reclaim.forecast.naive import Naive
 from reclaim.placement import build_placer
 from reclaim.shaping.pessimistic import Pessimistic
 from reclaim.shaping.shaper import Shaper, track_quantile
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
-from reclaim.state.tables import HostTable
 from tiny_workloads import tiny_workload
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from hand_views import exact_forecast, hand_view
 
+from reclaim.core.types import Status
 from reclaim.shaping._kernels import pessimistic_fit, pessimistic_fit_reference
 from reclaim.shaping.pessimistic import Pessimistic
-from reclaim.types import Status
 
 
 def decide(view, mean):

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.shaping.reservation import Reservation
-from reclaim.state.tables import HostTable, WorkloadTable
 
 
 class View:

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from reclaim import registry
+from reclaim.core.tables import WorkloadTable
+from reclaim.core.types import CPU, MEM
 from reclaim.shaping.vpa import (
     DecayingHistograms,
     VerticalPodAutoscaler,
@@ -16,8 +18,6 @@ from reclaim.shaping.vpa import (
     recommend_and_update,
     update_rule,
 )
-from reclaim.state.tables import WorkloadTable
-from reclaim.types import CPU, MEM
 
 DAY = 86400.0
 GIB = 2.0**30

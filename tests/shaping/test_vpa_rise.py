@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from test_vpa import View, table, tick
 
+from reclaim.core.types import CPU
 from reclaim.shaping.vpa import VerticalPodAutoscaler, bucket_ends, bucket_starts, find_bucket
-from reclaim.types import CPU
 
 DAY = 86400.0
 TICK = 300.0

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from test_vpa import View, plain, table, tick
 
+from reclaim.core.types import CPU
 from reclaim.shaping.vpa import (
     GIB,
     LOWER_CONFIDENCE,
@@ -22,7 +23,6 @@ from reclaim.shaping.vpa import (
     estimate,
     find_bucket,
 )
-from reclaim.types import CPU
 
 HOUR = 3600.0
 DAY = 86400.0

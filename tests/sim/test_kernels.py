@@ -6,10 +6,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reclaim.core.tables import HostTable
+from reclaim.core.types import CPU, MEM, R
 from reclaim.placement import build_placer
 from reclaim.sim import _kernels
-from reclaim.state.tables import HostTable
-from reclaim.types import CPU, MEM, R
 
 
 def add_allocation_reference(allocated, hosts, amount, sign):

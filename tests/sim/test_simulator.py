@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reclaim.core.tables import HostTable
+from reclaim.core.types import Decisions
 from reclaim.placement import build_placer
 from reclaim.shaping.reservation import Reservation
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
-from reclaim.state.tables import HostTable
-from reclaim.types import Decisions
 from tiny_workloads import tiny_workload
 
 

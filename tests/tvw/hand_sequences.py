@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reclaim.state.grouped import GroupedArray
+from reclaim.core.grouped import GroupedArray
 from reclaim.tvw.scenario import Sequence
 
 

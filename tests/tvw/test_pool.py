@@ -204,7 +204,7 @@ def test_machine_shares_decide_cpu_or_memory_intensive_in_normalised_stores(tmp_
 
 
 def test_constant_records_are_flat_in_every_resource():
-    from reclaim.state.grouped import GroupedArray
+    from reclaim.core.grouped import GroupedArray
     from reclaim.tvw.pool import constant_records
 
     data = np.array([[1, 1], [1, 1], [2, 1], [3, 3], [1, 1], [1, 2]], np.int16)

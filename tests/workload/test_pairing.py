@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from tiny_stores import write_store
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import TraceError
-from reclaim.state.grouped import GroupedArray
 from reclaim.workload.builder import (
     WorkloadSpec,
     build_workload,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reclaim.state.tables import HostTable
+from reclaim.core.tables import HostTable
 from tiny_workloads import tiny_workload
 
 

@@ -1,6 +1,6 @@
 """Actuators: a controller's :class:`Decisions` applied to real cgroups or Docker containers.
 
-Both follow :class:`reclaim.sim.view.Actuator` (as the simulator's SimActuator does): evictions
+Both follow :class:`reclaim.core.view.Actuator` (as the simulator's SimActuator does): evictions
 first (they free capacity), then resizes; one Status per row, resizes first then evictions.
 Memory limits are *soft* (v1 ``memory.soft_limit_in_bytes``, v2 ``memory.high``, Docker's
 ``mem_reservation``), as in the shaping paper's deployment: under pressure the kernel reclaims from
@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.agent.cgroups import GIB, Cgroups
+from reclaim.core.types import CPU, MEM, Decisions, Status
 from reclaim.errors import ReclaimError
-from reclaim.types import CPU, MEM, Decisions, Status
 
 _DOCKER_CPU_PERIOD_US = 100_000
 _MIN_QUOTA_US = 1000  # Docker and the kernel refuse less

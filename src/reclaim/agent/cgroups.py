@@ -28,8 +28,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.types import CPU, MEM, R
 from reclaim.errors import ReclaimError
-from reclaim.types import CPU, MEM, R
 
 GIB = float(2**30)
 # v1 reports "no limit" as a page-rounded 2^63 - 1; anything this large is no limit.

@@ -24,9 +24,9 @@ from numpy.typing import NDArray
 
 from reclaim.agent.cgroups import GIB, Cgroups
 from reclaim.agent.config import AgentSettings, Components
-from reclaim.state.grouped import GroupedArray
-from reclaim.state.tables import HostTable, WorkloadTable
-from reclaim.types import CPU, MEM, R
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.tables import HostTable, WorkloadTable
+from reclaim.core.types import CPU, MEM, R
 
 
 def machine_capacity() -> NDArray[np.float64]:

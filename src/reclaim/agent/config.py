@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.types import R
 from reclaim.errors import ReclaimError
-from reclaim.types import R
 
 
 @dataclass

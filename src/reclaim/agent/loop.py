@@ -35,27 +35,14 @@ from reclaim.agent.cgroups import CgroupError, Cgroups
 from reclaim.agent.collector import Collector, LiveView
 from reclaim.agent.config import AgentSettings
 from reclaim.agent.store import Store
-from reclaim.shaping.base import forecast_usage
+from reclaim.core.clock import SimClock, WallClock
+from reclaim.core.control import forecast_usage
+from reclaim.core.types import CPU, Decisions, R, Status
+from reclaim.core.view import Actuator
 from reclaim.sim.run import RunSettings, build_policies
-from reclaim.sim.view import Actuator
-from reclaim.types import CPU, Decisions, R, Status
 
 log = logging.getLogger("reclaim.agent")
 _PRUNE_EVERY_S = 3600.0
-
-
-class WallClock:
-    """Real time, seconds since the epoch; the loop's only difference from the simulator's
-    clock is that waiting for the next period really waits."""
-
-    def now(self) -> float:
-        return time.time()
-
-    def sleep_until(self, t: float, wake: threading.Event) -> None:
-        """Wait until ``t`` or until ``wake`` is set, whichever comes first."""
-        delay = t - time.time()
-        if delay > 0:
-            wake.wait(delay)
 
 
 def build_controller(settings: AgentSettings):
@@ -107,7 +94,7 @@ class Agent:
         settings: AgentSettings,
         cgroups: Cgroups | None = None,
         actuator: Actuator | None = None,
-        clock: WallClock | None = None,
+        clock: SimClock | WallClock | None = None,
         metrics=None,
     ) -> None:
         self.settings = settings

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 from reclaim.agent.collector import LiveView
 from reclaim.agent.config import Components
-from reclaim.types import RESOURCES
+from reclaim.core.types import RESOURCES
 
 _FIGURES = {
     "reservation": "Reservation (request) of the component",

@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.agent.config import Components
+from reclaim.core.types import R
 from reclaim.errors import ReclaimError
-from reclaim.types import R
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS components (

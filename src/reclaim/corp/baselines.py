@@ -33,12 +33,12 @@ from typing import Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster, ForecastError
 from reclaim.forecast.corp import confidence_z
 from reclaim.forecast.ets import AutoEts
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 # --------------------------------------------------------------------------------------------
 # shared input checks

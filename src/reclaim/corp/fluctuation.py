@@ -52,8 +52,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError, TraceError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import CPU_PERCENTILES, META_FILE, USAGE_FILE
 from reclaim.traces.store import load_store
 

@@ -1,7 +1,7 @@
 """CORP's evaluation metrics (Liu, Shen and Chen, section II eq. 1-4 and section IV): pure functions.
 
 Every function takes arrays and returns numbers; none reads simulator state. Resource axes are the
-last axis (R,), in :data:`reclaim.types.RESOURCES` order (cpu, mem).
+last axis (R,), in :data:`reclaim.core.types.RESOURCES` order (cpu, mem).
 
 Weights. The paper weighs CPU, memory and storage 0.4, 0.4, 0.2 (section IV, eq. 2). The traces we
 replay carry no storage usage, so the storage axis is absent and :func:`paper_weights` renormalises
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError
-from reclaim.types import RESOURCES
 
 #: Eq. 2 weights of the paper, per resource type (section IV: "0.4, 0.4 and 0.2").
 PAPER_WEIGHTS: dict[str, float] = {"cpu": 0.4, "mem": 0.4, "storage": 0.2}

@@ -12,11 +12,11 @@ from typing import Self
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster
 from reclaim.forecast.corp import UnusedPredictor
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 
 @register("provisioner", "corp")

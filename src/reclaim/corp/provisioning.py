@@ -14,7 +14,7 @@ from typing import Protocol, Self
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.state.grouped import GroupedArray
+from reclaim.core.grouped import GroupedArray
 
 
 class Provisioner(Protocol):

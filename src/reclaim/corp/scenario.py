@@ -82,12 +82,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import R
 from reclaim.corp.fluctuation import PercentileSlots, load_windows, window_positions
 from reclaim.corp.metrics import paper_weights
 from reclaim.errors import ReclaimError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.store import sample_path
-from reclaim.types import R
 from reclaim.workload.builder import _arrivals, load_jobs
 from reclaim.workload.pairing import calibrate_shapes, measure_ratios
 from reclaim.workload.shapes import ShapeSource, load_shapes

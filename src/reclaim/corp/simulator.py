@@ -101,12 +101,12 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim import registry
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import RESOURCES, R
 from reclaim.corp import metrics
 from reclaim.corp.scenario import CorpScenario, JobSet
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import Placer, build_placer
-from reclaim.state.grouped import GroupedArray
-from reclaim.types import RESOURCES, R
 
 #: A job whose progress is this close to its duration has finished (float sums of rates).
 DONE_TOLERANCE = 1e-9

@@ -15,7 +15,7 @@ from rich.console import Console
 from reclaim.experiments.backends import check, run_all
 from reclaim.experiments.result_store import ResultStore
 from reclaim.experiments.spec import ExperimentSpec
-from reclaim.report.progress import count_progress
+from reclaim.progress import count_progress
 
 
 @dataclass(frozen=True)

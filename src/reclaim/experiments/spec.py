@@ -55,13 +55,13 @@ from typing import Any, NoReturn
 import polars as pl
 
 from reclaim import __version__, registry
+from reclaim.core.tables import HostTable
+from reclaim.core.types import CPU
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import gaussian_quantile
 from reclaim.placement import build_placer
 from reclaim.sim.run import RunSettings
-from reclaim.state.tables import HostTable
 from reclaim.traces.store import load_store, sample_path
-from reclaim.types import CPU
 from reclaim.workload.builder import WorkloadSpec, default_stores, paper_arrival_days
 
 SPEC_DIR = Path(__file__).parent / "specs"

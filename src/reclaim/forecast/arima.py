@@ -85,6 +85,7 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _arima_kernels, _online_kernels
 from reclaim.forecast.base import (
     Forecast,
@@ -98,7 +99,6 @@ from reclaim.forecast.base import (
 )
 from reclaim.forecast.naive import naive_forecast
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 # Status codes of a series' model, kept as a float column of the keyed state.
 NONE = 0.0  # no model: new key or window too short

@@ -22,8 +22,8 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
-from reclaim.state.grouped import GroupedArray
 
 
 class ForecastError(ReclaimError):

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from reclaim import registry
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import (
     Forecast,
     Forecaster,
@@ -43,7 +44,6 @@ from reclaim.forecast.base import (
     validate_series,
 )
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 
 @register("forecaster", "conformal")

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import (
     Forecast,
     Forecaster,
@@ -56,7 +57,6 @@ from reclaim.forecast.base import (
     validate_series,
 )
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 # symbol codes: the paper's 1, 2, 3 (peak, center, valley) minus one
 PEAK, CENTER, VALLEY = 0, 1, 2

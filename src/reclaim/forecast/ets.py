@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _online_kernels
 from reclaim.forecast.arima import EXACT, MODEL, REFIT, Reselecting, statsforecast_models
 from reclaim.forecast.base import ForecastError
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 
 @register("forecaster", "ets")

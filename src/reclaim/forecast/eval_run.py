@@ -14,10 +14,10 @@ from pathlib import Path
 import polars as pl
 from rich.console import Console
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.evaluate import EvalTask, evaluate_task, model_label, planned_forecasts
 from reclaim.forecast.series import store_series
-from reclaim.report.progress import count_progress
-from reclaim.state.grouped import GroupedArray
+from reclaim.progress import count_progress
 from reclaim.traces.store import Store
 
 

@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 from scipy.special import ndtr, ndtri
 
 from reclaim import registry
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import Forecaster, ForecastError
-from reclaim.state.grouped import GroupedArray
 
 #: Central intervals whose coverage is reported (nominal 68.3, 95.4, 99.7 %): their half-widths
 #: in standard deviations.

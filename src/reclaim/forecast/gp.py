@@ -44,6 +44,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _gp_kernels
 from reclaim.forecast.base import (
     Forecast,
@@ -56,7 +57,6 @@ from reclaim.forecast.base import (
 )
 from reclaim.forecast.naive import naive_forecast
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 KERNELS = ("exp", "rbf")
 #: Fewer series than this go through a kernel on one thread. Speed trick: waking numba's other

@@ -11,9 +11,9 @@ from typing import Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import Forecast, Forecaster, check_horizon, validate_series
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 
 def naive_forecast(y: GroupedArray, data: NDArray[np.float64], window: int, h: int) -> Forecast:

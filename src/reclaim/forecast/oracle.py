@@ -11,6 +11,7 @@ from typing import Self
 import numpy as np
 from numpy.typing import ArrayLike
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import (
     Forecast,
     Forecaster,
@@ -19,7 +20,6 @@ from reclaim.forecast.base import (
     validate_series,
 )
 from reclaim.registry import register
-from reclaim.state.grouped import GroupedArray
 
 
 @register("forecaster", "oracle")

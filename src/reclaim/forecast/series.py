@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import ForecastError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.store import Store
 
 

@@ -23,12 +23,12 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.engine import Engine
 from reclaim.defrag import Defragmenter
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.vms import LifetimePredictor, VmTable
 from reclaim.metrics.pool import representative_mix, stranding
 from reclaim.placement.framework import Placer, build_placer
-from reclaim.sim.engine import Engine
 
 HOUR = 3600.0
 #: Event kinds, which are also their priorities at equal times.

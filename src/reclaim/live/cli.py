@@ -51,9 +51,9 @@ def run(
     cgroups; about 20 minutes per mode with the defaults."""
     from reclaim.errors import ReclaimError
     from reclaim.live.launcher import MODES, Interrupted
+    from reclaim.live.report import live_tables
     from reclaim.live.scenario import LiveScenario
     from reclaim.live.session import run_session
-    from reclaim.report.live import live_tables
 
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = sorted(set(chosen) - set(MODES))

@@ -35,6 +35,7 @@ import numpy as np
 
 from reclaim.agent.config import AgentSettings, Components
 from reclaim.agent.loop import Agent
+from reclaim.core.types import R
 from reclaim.live.host import LiveHost
 from reclaim.live.scenario import LiveScenario
 from reclaim.metrics import (
@@ -44,7 +45,6 @@ from reclaim.metrics import (
 )
 from reclaim.sim.results import SimResult, tally_table
 from reclaim.sim.simulator import DONE, QUEUED, REJECTED, RUNNING, WAITING, RunStats
-from reclaim.types import R
 from reclaim.workload.model import Workload
 
 COMPONENT_PROGRAM = Path(__file__).with_name("component.py")

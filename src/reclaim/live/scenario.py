@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
-from reclaim.state.grouped import GroupedArray
 from reclaim.workload.builder import (
     BuildReport,
     WorkloadSpec,

@@ -16,9 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from reclaim.errors import ReclaimError
 from reclaim.live.compare import SEEDS_FILE, replay, seed_changes, side_by_side
 from reclaim.live.launcher import MODES, LiveRun
+from reclaim.live.report import plot_figure5, run_dir
 from reclaim.live.scenario import LiveScenario, build
-from reclaim.report.live import plot_figure5, run_dir
-from reclaim.report.progress import LoggedProgress
+from reclaim.progress import LoggedProgress
 from reclaim.sim.simulator import DONE, REJECTED
 
 SCENARIO_FILE = "live.json"

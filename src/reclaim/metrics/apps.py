@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from reclaim.types import RESOURCES
+from reclaim.core.types import RESOURCES
 
 
 def application_table(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.types import RESOURCES
+from reclaim.core.types import RESOURCES
 
 
 def utilisation(

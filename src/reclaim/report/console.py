@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from reclaim.report.progress import LoggedProgress
+from reclaim.progress import LoggedProgress
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.workload.builder import BuildReport

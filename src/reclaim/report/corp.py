@@ -13,7 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
-from reclaim.report.experiment_data import ResultStore, read_store, t_half_width  # noqa: E402
+from reclaim.metrics.intervals import t_half_width  # noqa: E402
+from reclaim.report.experiment_data import ResultStore, read_store  # noqa: E402
 from reclaim.report.experiment_tables import Rows  # noqa: E402
 from reclaim.report.html import Section  # noqa: E402
 

@@ -14,7 +14,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from reclaim.report.experiment_data import RATES, SLACKS, Interval, cell_interval, cell_name
+from reclaim.metrics.intervals import Interval
+from reclaim.report.experiment_data import RATES, SLACKS, cell_interval, cell_name
 from reclaim.report.paper import Comparison, Context, Headline
 
 Rows = tuple[list[str], list[list[str]]]

@@ -17,14 +17,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from reclaim.report.experiment_data import (
-    BASELINE,
-    BOUNDS,
-    Interval,
-    aggregate,
-    per_seed,
-    t_interval,
-)
+from reclaim.metrics.intervals import Interval, t_interval
+from reclaim.report.experiment_data import BASELINE, BOUNDS, aggregate, per_seed
 
 SOURCE = "Pace et al., section 4.2"
 _FREE = (-math.inf, math.inf)

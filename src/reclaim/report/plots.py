@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
-from reclaim.types import RESOURCES  # noqa: E402
+from reclaim.core.types import RESOURCES  # noqa: E402
 
 _UNITS = {"cpu": "cores", "mem": "GiB"}
 

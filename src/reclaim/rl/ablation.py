@@ -21,7 +21,7 @@ from rich.console import Console
 
 from reclaim.errors import ReclaimError
 from reclaim.processes import in_processes
-from reclaim.report.progress import count_progress
+from reclaim.progress import count_progress
 from reclaim.rl.evaluate import Learned
 from reclaim.rl.policy import LinearPolicy
 from reclaim.rl.reinforce import (

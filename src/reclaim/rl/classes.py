@@ -25,8 +25,8 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
-from reclaim.state.grouped import GroupedArray
 
 KS = range(3, 16)
 INITIALISATIONS = 50  # per k, as the paper's EC creation

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import CycleState, Placer, build_placer
 from reclaim.placement.plugins.best_fit import BestFit
@@ -38,7 +39,6 @@ from reclaim.rl.policy import LinearPolicy
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import Replay, ReplayResult
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
-from reclaim.types import RESOURCES
 
 #: The DeepRM selector shipped beside the TVW-RL policy.
 SHIPPED = "deeprm_policy.npz"

@@ -39,6 +39,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import FIT_TOLERANCE, CycleState, fits
 from reclaim.rl import _kernels, rewards
@@ -47,7 +48,6 @@ from reclaim.tvw._kernels import add_background, background_units
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import Replay
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, sample_sequence
-from reclaim.types import RESOURCES
 
 COMPONENTS = ("contention", "underuse", "overshoot", "wait")
 

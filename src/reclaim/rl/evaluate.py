@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 
 from reclaim.errors import ReclaimError
+from reclaim.metrics.intervals import t_half_width
 from reclaim.placement import Placer
-from reclaim.report.experiment_data import t_half_width
 from reclaim.rl.deeprm import SHIPPED as DEEPRM_SHIPPED
 from reclaim.rl.deeprm import DeepRMEnv, run_deeprm
 from reclaim.rl.env import PlacementEnv

@@ -372,7 +372,7 @@ def train_with_progress(env, config, out: Path, resume: bool = False, console=No
         TimeRemainingColumn,
     )
 
-    from reclaim.report.progress import LoggedProgress
+    from reclaim.progress import LoggedProgress
     from reclaim.rl.vector_train import VectorConfig, train_vectorised
 
     vectorised = isinstance(config, VectorConfig)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
 from reclaim.rl.classes import (
     INITIALISATIONS,
@@ -26,7 +27,6 @@ from reclaim.rl.classes import (
     equivalence_classes,
     features_by_age,
 )
-from reclaim.state.grouped import GroupedArray
 from reclaim.tvw.pool import LEGACY_SCALE, Pool
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, load_pools, sample_sequence
 

@@ -26,12 +26,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim._numba_util import threaded
+from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError
 from reclaim.rl import _vector_kernels
 from reclaim.rl.env import PlacementEnv
 from reclaim.rl.policy import LinearPolicy
 from reclaim.tvw.scenario import Sequence
-from reclaim.types import RESOURCES
 
 # episodes a thread takes at a time (``threads`` > 1): finished ones cost nothing, so the
 # threads share the rest in small chunks

@@ -8,11 +8,11 @@ with the largest memory demand until the rest fit, as Linux's does (see the simu
 
 from __future__ import annotations
 
+from reclaim.core.control import UsageForecast
+from reclaim.core.types import Decisions
+from reclaim.core.view import ClusterView
 from reclaim.registry import register
-from reclaim.shaping.base import UsageForecast
 from reclaim.shaping.shaper import Shaper, resize_where_changed
-from reclaim.sim.view import ClusterView
-from reclaim.types import Decisions
 
 
 @register("controller", "optimistic")

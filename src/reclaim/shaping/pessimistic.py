@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.control import UsageForecast
+from reclaim.core.types import Decisions
+from reclaim.core.view import ClusterView
 from reclaim.registry import register
 from reclaim.shaping._kernels import pessimistic_fit
-from reclaim.shaping.base import UsageForecast
 from reclaim.shaping.shaper import Shaper, resize_where_changed
-from reclaim.sim.view import ClusterView
-from reclaim.types import Decisions
 
 
 @register("controller", "pessimistic")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.types import Decisions
+from reclaim.core.view import ClusterView
 from reclaim.registry import register
-from reclaim.sim.view import ClusterView
-from reclaim.types import Decisions
 
 
 @register("controller", "reservation")

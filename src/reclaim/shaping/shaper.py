@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.shaping.base import UsageForecast
-from reclaim.sim.view import ClusterView
-from reclaim.types import Decisions
+from reclaim.core.control import UsageForecast
+from reclaim.core.types import Decisions
+from reclaim.core.view import ClusterView
 
 
 class Shaper:

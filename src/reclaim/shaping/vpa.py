@@ -99,9 +99,9 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.types import CPU, MEM, Decisions, R
+from reclaim.core.view import ClusterView
 from reclaim.registry import register
-from reclaim.sim.view import ClusterView
-from reclaim.types import CPU, MEM, Decisions, R
 
 GIB = float(2**30)
 #: Histogram ranges (aggregations_config.go): CPU up to 1000 cores, memory up to 1e12 bytes.

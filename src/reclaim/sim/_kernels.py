@@ -22,10 +22,10 @@ import numba
 import numpy as np
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from reclaim.core.types import CPU, MEM, R, Status
 from reclaim.placement._kernels import fill_run, fill_run_into, run_starts, run_starts_into
 from reclaim.placement.plugins.best_fit import best_fit_kernel
 from reclaim.placement.plugins.first_fit import first_fit_kernel
-from reclaim.types import CPU, MEM, R, Status
 
 _DONE = int(Status.DONE)
 _RUNNING = int(Status.RUNNING)

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from reclaim.core.types import CPU, MEM
 from reclaim.metrics import (
     application_slack,
     application_table,
@@ -18,7 +19,6 @@ from reclaim.metrics import (
     timeline_table,
 )
 from reclaim.sim.simulator import DONE, QUEUED, REJECTED, RUNNING, WAITING, RunStats, Simulator
-from reclaim.types import CPU, MEM
 
 #: The shaping paper's grace period (section 5), reported for controllers that shape nothing.
 DEFAULT_GRACE_S = 600.0

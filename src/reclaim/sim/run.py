@@ -7,14 +7,14 @@ from dataclasses import asdict, dataclass, field
 
 import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
+from reclaim.core.control import Controller
+from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster
 from reclaim.placement import build_placer
 from reclaim.shaping import optimistic, pessimistic, reservation, vpa  # noqa: F401  (register)
-from reclaim.shaping.base import Controller
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
-from reclaim.state.tables import HostTable
 from reclaim.workload.model import Workload
 
 

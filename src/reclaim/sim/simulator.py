@@ -47,15 +47,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.control import Controller, UsageForecast, forecast_usage
+from reclaim.core.engine import Engine
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.tables import HostTable, WorkloadTable
+from reclaim.core.types import MEM, Decisions, R, Status
 from reclaim.forecast.base import Forecaster
 from reclaim.placement.framework import Placer
-from reclaim.shaping.base import Controller, UsageForecast, forecast_usage
 from reclaim.sim import _kernels
-from reclaim.sim.engine import Engine
-from reclaim.sim.view import SimView
-from reclaim.state.grouped import GroupedArray
-from reclaim.state.tables import HostTable, WorkloadTable
-from reclaim.types import MEM, Decisions, R, Status
+from reclaim.sim.view import SimActuator, SimView
 from reclaim.workload.model import Workload
 
 # Event kinds; at equal times completions free capacity before arrivals ask for it, and both
@@ -137,6 +137,7 @@ class Simulator:
         self.horizon = np.inf if horizon is None else float(horizon)
         self.on_tick = on_tick
         self.view = SimView(self)
+        self.actuator = SimActuator(self)
 
     # ------------------------------------------------------------------ set-up
     def _reset(self) -> None:
@@ -320,7 +321,7 @@ class Simulator:
             forecast = self._forecast(rows, t) if self._needs_forecast else None
             decisions = self.controller.decide(self.view, forecast)
             if len(decisions):
-                self.apply(decisions)
+                self.actuator.apply(decisions)
             rows = self.view.running
         wt = self.wt
         demand, oom = _kernels.demand_over_limit(

@@ -13,9 +13,9 @@ from functools import partial
 import numpy as np
 
 from reclaim import registry
+from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import Forecast, Forecaster, ForecastError
 from reclaim.forecast.series import store_series
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.store import load_store, sample_path
 
 HORIZON = 3

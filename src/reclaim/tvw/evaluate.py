@@ -27,16 +27,16 @@ import numpy as np
 import polars as pl
 from rich.console import Console
 
+from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError
+from reclaim.metrics.intervals import t_half_width
 from reclaim.metrics.placement import operational_summary, utilisation
 from reclaim.placement import build_placer
-from reclaim.report.experiment_data import t_half_width
-from reclaim.report.progress import count_progress
+from reclaim.progress import count_progress
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
 from reclaim.tvw.scenario import ScenarioSpec, Sequence, load_pools, sample_sequence
 from reclaim.tvw.tetris import run_tetris
-from reclaim.types import RESOURCES
 
 #: The view each baseline has in the paper; anything else places on current usage.
 PAPER_VIEW = {"tetris": "peak", "corp-packing": "peak"}

@@ -45,11 +45,11 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError, TraceError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import META_FILE, USAGE_FILE, WORKLOADS_FILE
 from reclaim.traces.store import Store, load_store
-from reclaim.types import RESOURCES
 
 #: How usage becomes units (module docstring).
 SCALES = ("auto", "limit", "peak")

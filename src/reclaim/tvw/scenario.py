@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
-from reclaim.state.grouped import GroupedArray
 from reclaim.tvw.arrivals import poisson_arrivals, rate_for_load
 from reclaim.tvw.pool import LEGACY_SCALE, SCALES, Pool, load_pool
 

@@ -46,12 +46,12 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import CPU, MEM, R
 from reclaim.errors import ReclaimError, TraceError
 from reclaim.machine import require_memory
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import META_FILE, WORKLOADS_FILE
 from reclaim.traces.store import load_store
-from reclaim.types import CPU, MEM, R
 from reclaim.workload.model import Workload
 from reclaim.workload.pairing import Calibration, calibrate_shapes, measure_ratios
 from reclaim.workload.roles import RoleRule

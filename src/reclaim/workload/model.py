@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.state.grouped import GroupedArray
-from reclaim.types import R
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import R
 
 
 @dataclass(frozen=True)

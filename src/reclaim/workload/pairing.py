@@ -34,11 +34,11 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import RESOURCES
 from reclaim.errors import TraceError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import USAGE_FILE
 from reclaim.traces.store import load_store
-from reclaim.types import RESOURCES
 from reclaim.workload.shapes import PERCENT_UNITS, store_unit
 
 

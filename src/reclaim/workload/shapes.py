@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import RESOURCES
 from reclaim.errors import TraceError
-from reclaim.state.grouped import GroupedArray
 from reclaim.traces.schema import META_FILE, USAGE_FILE
 from reclaim.traces.store import Store, load_store
-from reclaim.types import RESOURCES
 
 PERCENT_UNITS = frozenset({"percent", "%"})
 #: Relative tolerance between a store's median sampling step and the requested period; Bitbrains

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.types import R
 from reclaim.errors import ReclaimError
 from reclaim.machine import require_memory
-from reclaim.types import R
 
 #: Memory a host holds in a simulation (host tables, the simulator's per-host arrays and the
 #: placer's scores): ``benchmarks/bench_simulate.py --apps 100`` peaks 1.2 GiB higher with

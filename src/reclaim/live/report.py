@@ -22,7 +22,7 @@ import polars as pl  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from reclaim.live.compare import SEEDS_FILE, median_change, summary_rows  # noqa: E402
-from reclaim.report.experiment_data import t_interval  # noqa: E402
+from reclaim.metrics.intervals import t_interval  # noqa: E402
 
 #: Section 5's results: slack "roughly 40 % lower", median turnaround "~50 % shorter", no failure.
 PAPER = {"slack_mem": -0.40, "turnaround": -0.50, "failed_apps": 0.0}

@@ -11,7 +11,7 @@ import pytest
 
 from cli_runner import reclaim
 from reclaim.live.compare import SEEDS_FILE
-from reclaim.report.live import live_tables, paper_table, plot_figure5, run_dir
+from reclaim.live.report import live_tables, paper_table, plot_figure5, run_dir
 
 
 def _apps(slack, turnaround, preemptions=None):

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from reclaim.report.progress import count_progress
+from reclaim.progress import count_progress
 
 
 def logged(console: Console, every_s: float, steps: int) -> None:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.state.grouped import GroupedArray
-from reclaim.types import Decisions, R
-
-if TYPE_CHECKING:
-    from reclaim.sim.view import ClusterView
+from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import Decisions, R
+from reclaim.core.view import ClusterView
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.errors import ReclaimError
-from reclaim.state.tables import HostTable, WorkloadTable
 
 
 def test_parse_hosts_spec_and_pools():

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reclaim.state.grouped import GroupedArray
+from reclaim.core.grouped import GroupedArray
 
 
 def test_from_series_index_and_lengths():
