@@ -28,7 +28,6 @@ import warnings
 
 import numpy as np
 
-import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.arima import SELECTIONS

@@ -167,7 +167,6 @@ def forecast_eval(
 
     Finished cells are kept in OUTPUT/parts; rerunning the same command resumes.
     """
-    import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
     from reclaim import registry
     from reclaim.errors import ReclaimError as UserError
     from reclaim.forecast.eval_run import load_errors, run_evaluation
@@ -283,6 +282,7 @@ def simulate(
         _headline(output or Path("results/headline"))
         return
     controller = controller or "reservation"
+    from reclaim.api import Sample
     from reclaim.core.tables import HostTable
     from reclaim.report.console import (
         SimProgress,
@@ -293,13 +293,6 @@ def simulate(
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.run import RunSettings, build_policies
     from reclaim.sim.run import simulate as run_simulation
-    from reclaim.workload.builder import (
-        WorkloadSpec,
-        build_workload,
-        default_pairing_store,
-        default_stores,
-        paper_arrival_days,
-    )
 
     for name, value in (("--arrival-days", arrival_days), ("--stop-days", stop_days)):
         if value is not None and not value > 0:
@@ -322,14 +315,10 @@ def simulate(
         )
     output = output or Path("results/simulate")
     capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
-    default_jobs, default_shapes = default_stores()
-    if arrival_days is None:
-        arrival_days = paper_arrival_days(apps, float(capacity[:, 0].sum()))
-    paired = None if pairing == "none" else Path(pairing) if pairing else default_pairing_store()
-    spec = WorkloadSpec(
-        n_apps=apps, seed=seed, horizon=arrival_days * 86400.0, elastic_share=elastic_share
+    sample = Sample(
+        apps, seed, elastic_share, arrival_days, jobs, shapes and tuple(shapes), pairing
     )
-    workload, report = build_workload(spec, jobs or default_jobs, shapes or default_shapes, paired)
+    workload, report, spec, paired = sample.build(hosts)
     out = Console()
     out.print(workload_table(report, capacity, workload))
     for warning in overload_warnings(report, capacity):

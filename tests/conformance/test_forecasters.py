@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
 from reclaim.forecast.base import Forecast
 from reclaim.forecast.naive import Naive

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import reclaim.forecast  # noqa: F401
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.conformal import Conformal
 from reclaim.forecast.evaluate import Origins, build_model, rolling_forecasts, score

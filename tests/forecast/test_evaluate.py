@@ -7,7 +7,6 @@ import polars as pl
 import pytest
 from scipy import integrate, stats
 
-import reclaim.forecast  # noqa: F401
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.evaluate import Origins, _gaussian_crps, build_model, rolling_forecasts, score
 from reclaim.forecast.series import store_series

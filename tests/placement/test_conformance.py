@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import reclaim.placement  # noqa: F401  (registers the built-in plugins)
 from reclaim import registry
 from reclaim.placement.framework import min_max_normalize, no_filter
 from reclaim.placement.plugins.best_fit import BestFit

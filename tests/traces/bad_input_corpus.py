@@ -421,7 +421,6 @@ def tally(results: Iterable[Result]) -> dict[str, Counter]:
 
 def main() -> None:
     from reclaim import registry
-    from reclaim.traces import readers  # noqa: F401  (registers the formats)
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("formats", nargs="*", help="trace formats (default: every registered)")

@@ -8,7 +8,6 @@ from itertools import cycle
 from bad_input_corpus import CASES, OTHER_FILES, SPECS, Job, applies, run_jobs
 
 from reclaim import registry
-from reclaim.traces import readers  # noqa: F401  (registers the formats)
 
 #: Cases the test rotates through; the full corpus (run the script) tries every case.
 SAMPLED = (

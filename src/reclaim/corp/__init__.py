@@ -1,4 +1,2 @@
 """CORP: opportunistic reuse of allocated-but-unused resources of short-lived jobs, its baselines
 (RCCR, CloudScale, DRA), the short-job scenario built from real traces, and its simulator."""
-
-from reclaim.corp import baselines, provisioners  # noqa: F401  (register the provisioners)

@@ -33,9 +33,10 @@ from typing import Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
-from reclaim.forecast.base import Forecaster, ForecastError
+from reclaim.forecast.base import ForecastError
 from reclaim.forecast.corp import confidence_z
 from reclaim.forecast.ets import AutoEts
 from reclaim.registry import register
@@ -72,12 +73,9 @@ def _check_horizon(horizon: int) -> int:
     return int(horizon)
 
 
-class _Baseline:
+class _Baseline(Component):
     """Settings by name (scikit-learn convention) and a ``fit`` that only checks its input."""
 
-    get_params = Forecaster.get_params
-    set_params = Forecaster.set_params
-    __repr__ = Forecaster.__repr__
     name = ""
 
     def fit(self, usage: GroupedArray, request: ArrayLike) -> Self:

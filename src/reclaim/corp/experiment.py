@@ -178,8 +178,6 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     if not scales:
         err.fail("[scale.NAME]", "at least one scale is needed")
 
-    import reclaim.corp  # noqa: F401  (registers the built-in provisioners)
-
     cells = []
     for i, group in enumerate(err.typed(doc.get("runs"), list, "[[runs]]"), 1):
         where = f"runs[{i}]"

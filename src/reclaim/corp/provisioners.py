@@ -12,15 +12,15 @@ from typing import Self
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
-from reclaim.forecast.base import Forecaster
 from reclaim.forecast.corp import UnusedPredictor
 from reclaim.registry import register
 
 
 @register("provisioner", "corp")
-class CorpProvisioner:
+class CorpProvisioner(Component):
     """CORP (DNN + HMM + confidence bound + unlock rule) for one resource.
 
     Settings are :class:`UnusedPredictor`'s (window = Delta slots of input, horizon = L slots
@@ -54,10 +54,6 @@ class CorpProvisioner:
         self.max_iter = max_iter
         self.seed = seed
 
-    get_params = Forecaster.get_params
-    set_params = Forecaster.set_params
-    __repr__ = Forecaster.__repr__
-
     def fit(self, usage: GroupedArray, request: NDArray[np.float64]) -> Self:
         """Train the DNN and pool sigma_hat on past jobs' ``usage`` and ``request`` (S,)."""
         self.model_ = UnusedPredictor(**self.get_params()).fit(usage, request)
@@ -72,7 +68,10 @@ class CorpProvisioner:
         if horizon != self.horizon:
             raise ReclaimError(f"corp provisioner predicts {self.horizon} slots, asked {horizon}")
         req = np.asarray(request, np.float64).reshape(-1)
-        if len(history) == 0:
-            return np.zeros(0)
-        pred = self.model_.predict(history, req)
-        return np.clip(np.where(pred.unlock, pred.lower, 0.0), 0.0, req)
+        lend = np.zeros(len(req))
+        seen = np.flatnonzero(history.lengths > 0)  # no usage yet: nothing known to lend
+        if len(seen):
+            batch = history if len(seen) == len(req) else history.take(seen)
+            pred = self.model_.predict(batch, req[seen])
+            lend[seen] = np.clip(np.where(pred.unlock, pred.lower, 0.0), 0.0, req[seen])
+        return lend

@@ -25,13 +25,16 @@ a pool replay drained (``PoolResult.drained``).
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
+from reclaim.registry import register
 
 ORDERS = ("baseline", "lars")
 
@@ -60,7 +63,7 @@ def migration_order(view, vms: NDArray[np.int64], order: str) -> NDArray[np.int6
 
 
 @dataclass
-class Defragmenter:
+class Defragmenter(Component):
     """Settings of a defragmentation policy (see module docstring); times in seconds."""
 
     order: str = "lars"
@@ -95,6 +98,11 @@ class Defragmenter:
         migrating (``sources``: the source hosts of migrations in flight)."""
         for h in stuck - set(np.asarray(sources).tolist()):
             view.draining[h] = False
+
+
+#: The two orders by name, for configs and sweeps (``registry.build("defrag", "lars")``).
+lars = register("defrag", "lars")(functools.partial(Defragmenter, order="lars"))
+baseline = register("defrag", "baseline")(functools.partial(Defragmenter, order="baseline"))
 
 
 def replay_migrations(

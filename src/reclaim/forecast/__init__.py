@@ -1,6 +1,6 @@
-"""Batched forecasters with predictive uncertainty, registered by name (kind ``forecaster``)."""
+"""Batched forecasters with predictive uncertainty, built by name through the
+registry (kind ``forecaster``), which imports each module on first use."""
 
-from reclaim.forecast import arima, conformal, corp, ets, gp, naive, oracle  # noqa: F401  (register)
 from reclaim.forecast.base import Forecast, Forecaster, ForecastError
 
 __all__ = ["Forecast", "ForecastError", "Forecaster"]

@@ -14,7 +14,6 @@ than at the previous call (or its window slid by one).
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Self
@@ -22,6 +21,7 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
 
@@ -154,7 +154,7 @@ class KeyedState:
         self.arrays = {name: np.asarray(arrays[name], np.float64)[order] for name in self.fill}
 
 
-class Forecaster:
+class Forecaster(Component):
     """Base class: constructors store settings only; learned state ends in ``_``.
 
     Subclasses implement :meth:`fit` and :meth:`predict`. ``needs_future`` marks a forecaster
@@ -174,27 +174,6 @@ class Forecaster:
     ) -> Forecast:
         """``fit(y, keys).predict(h)`` in one call."""
         return self.fit(y, keys, **kw).predict(h)
-
-    def get_params(self) -> dict[str, Any]:
-        """Constructor settings by name (scikit-learn convention), for configs and sweeps."""
-        names = [
-            p.name
-            for p in inspect.signature(type(self).__init__).parameters.values()
-            if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-        ]
-        return {name: getattr(self, name) for name in names}
-
-    def set_params(self, **params: Any) -> Self:
-        known = self.get_params()
-        for name, value in params.items():
-            if name not in known:
-                raise ForecastError(f"{type(self).__name__} has no setting {name!r}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
 
 def check_horizon(h: int) -> int:

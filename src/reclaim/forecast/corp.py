@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
+from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import (
     Forecast,
@@ -300,7 +301,7 @@ class UnusedPrediction:
     request: NDArray[np.float64]
 
 
-class UnusedPredictor:
+class UnusedPredictor(Component):
     """CORP's unused-resource predictor over a batch of jobs (one resource).
 
     Settings (stored only; see the module docstring for where each default comes from):
@@ -371,10 +372,6 @@ class UnusedPredictor:
         self.max_iter = max_iter
         self.validation_fraction = validation_fraction
         self.seed = seed
-
-    get_params = Forecaster.get_params
-    set_params = Forecaster.set_params
-    __repr__ = Forecaster.__repr__
 
     # ---- fitting
 

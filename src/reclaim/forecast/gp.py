@@ -313,5 +313,5 @@ class GaussianProcess(Forecaster):
 
 
 # the paper's two variants by name; the same class, only the kernel's default differs
-register("forecaster", "gp-exp")(functools.partial(GaussianProcess, kernel="exp"))
-register("forecaster", "gp-rbf")(functools.partial(GaussianProcess, kernel="rbf"))
+gp_exp = register("forecaster", "gp-exp")(functools.partial(GaussianProcess, kernel="exp"))
+gp_rbf = register("forecaster", "gp-rbf")(functools.partial(GaussianProcess, kernel="rbf"))

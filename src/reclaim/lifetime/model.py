@@ -35,7 +35,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -44,6 +43,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.lifetime._forest import FlatForest, flatten, predict_flat
 from reclaim.lifetime.censoring import impute_censored
 from reclaim.lifetime.vms import VmTable
@@ -67,7 +67,7 @@ def augment(lifetime: F64, fractions: Sequence[float]) -> tuple[I64, F64, F64]:
     return rows, uptime, life - uptime
 
 
-class LifetimeModel:
+class LifetimeModel(Component):
     """GBDT model of remaining lifetime (seconds) from VM features and uptime.
 
     Parameters: ``n_estimators``, ``num_leaves``, ``learning_rate``, ``min_child_samples`` (LightGBM
@@ -106,25 +106,6 @@ class LifetimeModel:
         self.seed = seed
         self.n_threads = n_threads
 
-    # -- scikit-learn conventions ---------------------------------------------------------
-    def get_params(self) -> dict[str, Any]:
-        """Constructor settings by name."""
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {name: getattr(self, name) for name in names}
-
-    def set_params(self, **params: Any) -> Self:
-        known = self.get_params()
-        for name, value in params.items():
-            if name not in known:
-                raise ValueError(f"LifetimeModel has no setting {name!r}")
-            setattr(self, name, value)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"LifetimeModel({args})"
-
-    # -- features ---------------------------------------------------------------------------
     def _learn_encoding(self, features: pl.DataFrame) -> None:
         cols = list(self.columns) if self.columns is not None else list(features.columns)
         self.columns_ = cols

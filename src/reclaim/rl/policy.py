@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
@@ -90,7 +91,7 @@ class LinearPolicy:
 
 
 @register("placement", "tvw-rl")
-class TVWRL:
+class TVWRL(Component):
     """The trained policy as a placement plugin: scores are its logits over machines.
 
     It needs the TVW state (machine images, queue), which a CycleState does not hold: the caller

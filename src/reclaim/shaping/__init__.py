@@ -1,3 +1,1 @@
-"""Shaping controllers; importing this package registers them by name."""
-
-from reclaim.shaping import reservation  # noqa: F401
+"""Shaping controllers, built by name through the registry (kind ``controller``)."""

@@ -31,13 +31,22 @@ from reclaim.shaping.shaper import Shaper, resize_where_changed
 
 @register("controller", "pessimistic")
 class Pessimistic(Shaper):
-    def __init__(self, soft_memory_limits: bool = False, **shaper_params) -> None:
-        """``shaper_params``: :class:`Shaper`'s; ``soft_memory_limits``: see the module docstring."""
-        super().__init__(**shaper_params)
+    def __init__(
+        self,
+        k1: float = 0.05,
+        k2: float = 3.0,
+        grace_s: float = 600.0,
+        max_failures: int = 3,
+        failure_target: float | None = None,
+        failure_step: float = 0.5,
+        shape_on_fallback: bool = False,
+        soft_memory_limits: bool = False,
+    ) -> None:
+        """The settings of :class:`Shaper`, and ``soft_memory_limits`` (module docstring)."""
+        super().__init__(
+            k1, k2, grace_s, max_failures, failure_target, failure_step, shape_on_fallback
+        )
         self.soft_memory_limits = soft_memory_limits
-
-    def get_params(self) -> dict[str, float | bool | None]:
-        return super().get_params() | {"soft_memory_limits": self.soft_memory_limits}
 
     def decide(self, view: ClusterView, forecast: UsageForecast) -> Decisions:
         wl = view.workloads

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.component import Component
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
 from reclaim.registry import register
 
 
 @register("controller", "reservation")
-class Reservation:
+class Reservation(Component):
     needs_forecast = False
 
     def decide(self, view: ClusterView, forecast: object = None) -> Decisions:

@@ -30,12 +30,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.core.control import UsageForecast
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
 
 
-class Shaper:
+class Shaper(Component):
     """Base of the forecast-driven controllers: settings and the target allocation of each row."""
 
     needs_forecast = True
@@ -93,18 +94,6 @@ class Shaper:
             wanted = forecast.mean + self.k1 * request + k2 * forecast.std
         target = np.where(shaped[:, None], np.clip(wanted, 0.0, request), request)
         return target.astype(np.float32).astype(np.float64), shaped
-
-    def get_params(self) -> dict[str, float | None]:
-        keys = (
-            "k1",
-            "k2",
-            "grace_s",
-            "max_failures",
-            "failure_target",
-            "failure_step",
-            "shape_on_fallback",
-        )
-        return {k: getattr(self, k) for k in keys}
 
     def _adapt_k2(self, view: ClusterView) -> float:
         """K2 after the outcomes that became known since the last call (``k2_``)."""

@@ -99,6 +99,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.core.types import CPU, MEM, Decisions, R
 from reclaim.core.view import ClusterView
 from reclaim.registry import register
@@ -449,7 +450,7 @@ def recommend_and_update(
 
 # ---------------------------------------------------------------------------- the controller
 @register("controller", "vpa")
-class VerticalPodAutoscaler:
+class VerticalPodAutoscaler(Component):
     """VPA's recommender plus its updater's rules, applied by in-place resize (module docstring).
 
     Settings (defaults are VPA's): ``aggregate`` "component" or "app"; percentiles of the target
@@ -522,16 +523,6 @@ class VerticalPodAutoscaler:
         self.pod_lifetime_threshold_s = pod_lifetime_threshold_s
         self.min_samples = min_samples
         self.max_failures = max_failures
-
-    def get_params(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in _SETTINGS}
-
-    def set_params(self, **params: object) -> VerticalPodAutoscaler:
-        for name, value in params.items():
-            if name not in _SETTINGS:
-                raise ValueError(f"unknown setting {name!r}")
-            setattr(self, name, value)
-        return self
 
     # ------------------------------------------------------------------ learned state
     def _setup(self) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-import reclaim.forecast  # noqa: F401  (registers the built-in forecasters)
 from reclaim import registry
 from reclaim.core.control import Controller
 from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster
 from reclaim.placement import build_placer
-from reclaim.shaping import optimistic, pessimistic, reservation, vpa  # noqa: F401  (register)
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import Simulator
 from reclaim.workload.model import Workload
@@ -35,13 +33,23 @@ class RunSettings:
 def build_policies(settings: RunSettings) -> tuple[Controller, Forecaster | None]:
     """The controller the settings name, and its forecaster if it needs one."""
     controller = registry.build("controller", settings.controller, **settings.controller_params)
+    return controller, forecaster_for(controller, settings.forecaster, settings.forecaster_params)
+
+
+def forecaster_for(
+    controller: Controller,
+    forecaster: str | Forecaster | None,
+    params: dict,
+) -> Forecaster | None:
+    """The forecaster ``controller`` needs, built by name or as given; None if it needs none."""
     if not getattr(controller, "needs_forecast", False):
-        return controller, None
-    if settings.forecaster is None:
-        raise ReclaimError(f"controller {settings.controller!r} needs a forecaster")
-    return controller, registry.build(
-        "forecaster", settings.forecaster, **settings.forecaster_params
-    )
+        return None
+    if forecaster is None:
+        name = getattr(controller, "registered_name", type(controller).__name__)
+        raise ReclaimError(f"controller {name!r} needs a forecaster")
+    if isinstance(forecaster, str):
+        return registry.build("forecaster", forecaster, **params)
+    return forecaster
 
 
 def build_simulator(

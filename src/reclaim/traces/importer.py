@@ -19,7 +19,6 @@ from rich.table import Table
 
 from reclaim import registry
 from reclaim.errors import TraceError
-from reclaim.traces import readers  # noqa: F401  (registers the built-in formats)
 from reclaim.traces.readers.base import TraceReader
 from reclaim.traces.schema import META_FILE
 from reclaim.traces.sources import sha256

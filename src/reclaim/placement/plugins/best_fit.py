@@ -9,6 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim.core.component import Component
 from reclaim.placement._kernels import largest_capacity
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
@@ -28,7 +29,7 @@ def best_fit_kernel(capacity, free, req, out):
 
 
 @register("placement", "best-fit")
-class BestFit:
+class BestFit(Component):
     monotone = True  # adding load lowers free capacity, which only raises the score
     kernel = staticmethod(best_fit_kernel)
 

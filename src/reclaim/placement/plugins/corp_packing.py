@@ -18,6 +18,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.placement._kernels import (
     fill_by_levels,
     fits_into,
@@ -230,7 +231,7 @@ def corp_group_kernel(
 
 
 @register("placement", "corp-packing")
-class CorpPacking:
+class CorpPacking(Component):
     monotone = True  # load added to a host only shrinks its unused volume, raising its score
 
     # Binds a whole batch in compiled code; the framework uses it for a placer of this plugin alone.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim.core.component import Component
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
 
@@ -17,7 +18,7 @@ def first_fit_kernel(capacity, free, req, out):
 
 
 @register("placement", "first-fit")
-class FirstFit:
+class FirstFit(Component):
     monotone = True  # the score ignores load entirely
     kernel = staticmethod(first_fit_kernel)
 

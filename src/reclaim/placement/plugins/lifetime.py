@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
@@ -66,7 +67,7 @@ def _view(state: CycleState, name: str):
 
 
 @register("placement", "la-binary")
-class LABinary:
+class LABinary(Component):
     """LA-Binary (one-shot predictions, short/long at ``cutoff_s``); raw score 2 same-class
     non-empty host, 1 other non-empty host, 0 empty host."""
 
@@ -107,7 +108,7 @@ def host_exit(view, hosts: NDArray[np.bool_]) -> NDArray[np.float64]:
 
 
 @register("placement", "las")
-class LAS:
+class LAS(Component):
     """Lifetime Aware Scoring: minus the temporal cost of each feasible host (see module)."""
 
     monotone = False
@@ -141,7 +142,7 @@ class LavaHosts:
 
 
 @register("placement", "lava")
-class Lava:
+class Lava(Component):
     """LAVA's host scoring (LLAMA's idea for VMs). A VM's class is that of its repredicted
     remaining lifetime (at uptime 0 when it arrives). Raw scores, higher is better:
 

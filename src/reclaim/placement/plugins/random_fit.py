@@ -13,12 +13,13 @@ import hashlib
 
 import numpy as np
 
+from reclaim.core.component import Component
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
 
 
 @register("placement", "random-fit")
-class RandomFit:
+class RandomFit(Component):
     monotone = False  # a fresh draw after every bind: each workload picks its own host
 
     filter = no_filter

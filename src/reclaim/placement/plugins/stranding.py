@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
 from reclaim.metrics.pool import representative_mix
 from reclaim.placement.framework import (
@@ -48,7 +49,7 @@ def stranded(free: NDArray[np.float64], shapes: NDArray[np.float64]) -> NDArray[
 
 
 @register("placement", "stranding")
-class Stranding:
+class Stranding(Component):
     """Minus the mean VMs' worth of the scarce resource each placement strands (see module)."""
 
     monotone = False

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.component import Component
 from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
 from reclaim.registry import register
 
 
 @register("placement", "tetris")
-class Tetris:
+class Tetris(Component):
     monotone = False  # load added to a host lowers its free resources and so its alignment
 
     filter = no_filter

@@ -1,7 +1,7 @@
-"""Trace format readers, registered by name under the registry kind "trace_format".
+"""Trace format readers, built by name through the registry (kind "trace_format").
 
 To add a format, write a module here with a :class:`TraceReader` subclass decorated with
-``@register("trace_format", "<name>")``, describe its files with a ``CsvLayout`` and check rows
+``@register("trace_format", "<name>")`` and list it among pyproject.toml's entry points, describe its files with a ``CsvLayout`` and check rows
 with the helpers in :mod:`reclaim.traces.validate`; other packages register readers through the
 ``reclaim.trace_format`` entry point group. Formats with public schemas that fit this mould but
 no rows here to test against: Google 2011 task_events/task_usage, Google 2019 instance_events
@@ -9,17 +9,6 @@ and the raw instance_usage tables (``google2019-usage`` reads a per-task extract
 Alibaba 2018 container_meta/container_usage and batch_task/batch_instance.
 """
 
-from reclaim.traces.readers import (  # noqa: F401  (importing registers them)
-    alibaba2017,
-    alibaba2018,
-    alibaba_gpu2023,
-    alibaba_gpu2025,
-    azure2017_lifetimes,
-    azure2019,
-    bitbrains,
-    google2011_derived,
-    google2019_usage,
-)
 from reclaim.traces.readers.base import TraceReader
 
 __all__ = ["TraceReader"]

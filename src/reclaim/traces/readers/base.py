@@ -7,11 +7,12 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
+from reclaim.core.component import Component
 from reclaim.errors import TraceError
 from reclaim.traces.writer import StoreWriter
 
 
-class TraceReader(ABC):
+class TraceReader(Component, ABC):
     """One trace format: which files it reads under SRC and how they become store tables.
 
     The class attributes go into meta.json: ``units`` ({"time", "cpu", "mem"} -> unit),
