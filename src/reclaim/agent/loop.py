@@ -37,6 +37,7 @@ from reclaim.agent.config import AgentSettings
 from reclaim.agent.store import Store
 from reclaim.core.clock import SimClock, WallClock
 from reclaim.core.control import forecast_usage
+from reclaim.core.engine import Engine
 from reclaim.core.types import CPU, Decisions, R, Status
 from reclaim.core.view import Actuator
 from reclaim.sim.run import RunSettings, build_policies
@@ -149,14 +150,19 @@ class Agent:
 
     def run(self, periods: int | None = None) -> list[PeriodReport]:
         """Run ``periods`` periods (None: until :meth:`stop`), one every ``period_s`` seconds of
-        wall time; a period that overruns starts the next at once instead of bunching up."""
-        reports, due = [], self.clock.now()
-        while not self._stop.is_set() and (periods is None or len(reports) < periods):
+        the clock, on the engine every simulation runs on; a period that overruns starts the next
+        at once instead of bunching up."""
+        reports: list[PeriodReport] = []
+
+        def period(due: float, _: int) -> None:
             reports.append(self.step())
-            if periods is not None and len(reports) >= periods:
-                break
-            due = max(due + self.settings.period_s, self.clock.now())
-            self.clock.sleep_until(due, self._stop)
+            if periods is None or len(reports) < periods:
+                engine.schedule(max(due + self.settings.period_s, self.clock.now()), 0, 0, 0)
+
+        engine = Engine({0: period}, clock=self.clock, stop=self._stop)
+        if periods != 0:
+            engine.schedule(self.clock.now(), 0, 0, 0)
+        engine.run()
         return reports
 
     # ------------------------------------------------------------------ one period

@@ -2,20 +2,35 @@
 
 Events carry integer indices into tables, never objects; ``seq`` breaks ties so that events of
 equal time and priority run in the order they were scheduled. Domain logic lives in the handlers.
+
+Every loop of reclaim runs on it: the shaping simulator, the LAVA pool replay, the TVW replay,
+the CORP slot simulator and the live agent. Without a clock, time is the events' own and the
+engine never waits (simulation); with one (:mod:`reclaim.core.clock`), it waits on the clock until
+each event is due, as SimPy's real-time environment does by overriding only its step, and stops
+early once ``stop`` is set (the live agent on a :class:`~reclaim.core.clock.WallClock`).
 """
 
 from __future__ import annotations
 
 import heapq
+import math
+import threading
 from collections.abc import Callable, Iterable
 
 
 class Engine:
     """Pops events in time order and hands them to ``handlers[kind](time, idx)``."""
 
-    def __init__(self, handlers: dict[int, Callable[[float, int], None]]) -> None:
+    def __init__(
+        self,
+        handlers: dict[int, Callable[[float, int], None]],
+        clock=None,
+        stop: threading.Event | None = None,
+    ) -> None:
         self.handlers = handlers
-        self.now = 0.0
+        self.clock = clock
+        self.stop = stop if stop is not None else threading.Event()
+        self.now = 0.0 if clock is None else clock.now()
         self._heap: list[tuple[float, int, int, int, int]] = []
         self._seq = 0
 
@@ -33,10 +48,24 @@ class Engine:
     def __len__(self) -> int:
         return len(self._heap)
 
-    def run(self, until: float = float("inf")) -> None:
+    def next_time(self) -> float:
+        """Time of the next event (inf when none is scheduled)."""
+        return self._heap[0][0] if self._heap else math.inf
+
+    def run(self, until: float = math.inf) -> None:
         """Process events up to and including time ``until``."""
         heap, handlers = self._heap, self.handlers
-        while heap and heap[0][0] <= until:
+        if self.clock is None:
+            while heap and heap[0][0] <= until:
+                time, _, _, kind, idx = heapq.heappop(heap)
+                self.now = time
+                handlers[kind](time, idx)
+            return
+        clock, stop = self.clock, self.stop
+        while heap and heap[0][0] <= until and not stop.is_set():
+            clock.sleep_until(heap[0][0], stop)
+            if stop.is_set():
+                return
             time, _, _, kind, idx = heapq.heappop(heap)
             self.now = time
             handlers[kind](time, idx)

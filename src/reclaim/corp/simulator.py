@@ -101,6 +101,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim import registry
+from reclaim.core.engine import Engine
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.types import RESOURCES, R
 from reclaim.corp import metrics
@@ -114,6 +115,8 @@ DONE_TOLERANCE = 1e-9
 BORROWING = ("loans", "shared")
 #: Loans this close to the request cover it (a request split among lenders sums with rounding).
 LOAN_TOLERANCE = 1e-9
+#: The one kind of event: a slot (its number as the index).
+SLOT = 0
 
 
 def provisioner_names() -> list[str]:
@@ -416,16 +419,24 @@ class _Run:
     # ---- the loop
 
     def run(self) -> None:
-        for t in range(self.max_slots):
-            self.t = t
-            if t >= len(self.demand_log):
-                self._grow()
-            if t % self.window == 0:
-                self._refresh(t)
-            self._allocate(t)
-            self._execute(t)
-            if (self.finish >= 0).all():
-                break
+        """Slot after slot on the engine, until every job has finished or ``max_slots``."""
+        engine = Engine({SLOT: self._slot})
+        self._engine = engine
+        if self.max_slots > 0:
+            engine.schedule(0.0, 0, SLOT, 0)
+        engine.run()
+
+    def _slot(self, _: float, t: int) -> None:
+        """Slot ``t``: the window's predictions at its first slot, then allocate and execute."""
+        self.t = t
+        if t >= len(self.demand_log):
+            self._grow()
+        if t % self.window == 0:
+            self._refresh(t)
+        self._allocate(t)
+        self._execute(t)
+        if not (self.finish >= 0).all() and t + 1 < self.max_slots:
+            self._engine.schedule(float(t + 1), 0, SLOT, t + 1)
 
     def _grow(self) -> None:
         extra = len(self.demand_log)

@@ -23,17 +23,19 @@ calls through a :class:`~reclaim.placement.Placer` (``tvw.evaluate``).
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.engine import Engine
 from reclaim.errors import ReclaimError
 from reclaim.tvw import _kernels
 from reclaim.tvw.scenario import ScenarioSpec, Sequence
 
 VIEWS = ("current", "peak")
+#: The one kind of event: a placed workload leaves (its idx), freeing its peak in the peak view.
+LEAVE = 0
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class Replay:
         self._add_background(0)
         self._count = np.zeros((horizon, self.machines), np.int32)
         self._reserved = np.zeros_like(self.capacity_)  # residents' peaks, for the peak view
-        self._leaving: list[tuple[int, int]] = []  # (end step, workload)
+        self._leaving = Engine({LEAVE: self._leave})  # departures, at their end step
         self._arrived = 0
         self.queue: list[int] = []
         self._admit()
@@ -158,7 +160,7 @@ class Replay:
             hi,
             self.peak_[job],
         )
-        heapq.heappush(self._leaving, (end, job))
+        self._leaving.schedule(end, 0, LEAVE, job)
         self.host_[job], self.start_[job] = host, self.now
         self.queue.remove(job)
 
@@ -173,17 +175,18 @@ class Replay:
         if self.queue and self.view == "current":
             nxt = self.now + 1
         else:
-            events = [self._leaving[0][0]] if self._leaving and self.queue else []
+            events = [int(self._leaving.next_time())] if self._leaving and self.queue else []
             if self._arrived < len(self.sequence):
                 events.append(int(self.sequence.arrival[self._arrived]))
             nxt = min(events) if events else self.now + 1  # waiting on an empty cluster
         self._reach(nxt + 1)
-        while self._leaving and self._leaving[0][0] <= nxt:
-            _, job = heapq.heappop(self._leaving)
-            self._reserved[self.host_[job]] -= self.peak_[job]
+        self._leaving.run(until=nxt)
         self.now = nxt
         self._admit()
         return True
+
+    def _leave(self, _: float, job: int) -> None:
+        self._reserved[self.host_[job]] -= self.peak_[job]
 
     def _reach(self, end: int) -> None:
         """Grow the recorded steps to at least ``end`` (waiting pushes work past the first guess)."""
