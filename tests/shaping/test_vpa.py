@@ -8,9 +8,9 @@ import pytest
 from reclaim import registry
 from reclaim.core.tables import WorkloadTable
 from reclaim.core.types import CPU, MEM
-from reclaim.shaping.vpa import (
+from reclaim.shaping.vpa import VerticalPodAutoscaler
+from reclaim.shaping.vpa_recommender import (
     DecayingHistograms,
-    VerticalPodAutoscaler,
     bucket_ends,
     bucket_starts,
     find_bucket,

@@ -18,7 +18,8 @@ import pytest
 from test_vpa import View, table, tick
 
 from reclaim.core.types import CPU
-from reclaim.shaping.vpa import VerticalPodAutoscaler, bucket_ends, bucket_starts, find_bucket
+from reclaim.shaping.vpa import VerticalPodAutoscaler
+from reclaim.shaping.vpa_recommender import bucket_ends, bucket_starts, find_bucket
 
 DAY = 86400.0
 TICK = 300.0

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from reclaim import registry
 from reclaim.defrag import Defragmenter, replay_migrations
 from reclaim.errors import ReclaimError
 from reclaim.experiments.kind import IDENTITY_COLUMNS, KindRun, RunResult, run_id
@@ -409,7 +410,7 @@ def execute(run: LavaRun) -> RunResult:
         # Pools differ a hundredfold in size: a round drains a share of the hosts, at least one.
         share = settings.pop("drain_share", DRAIN_SHARE)
         rounded = max(1, round(share * len(capacity)))
-        defrag = Defragmenter(order=run.defrag, hosts_per_round=rounded, **settings)
+        defrag = registry.build("defrag", run.defrag, hosts_per_round=rounded, **settings)
     result = replay_pool(
         vms,
         capacity,

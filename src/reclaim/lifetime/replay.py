@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from reclaim import registry
 from reclaim.core.engine import Engine
 from reclaim.defrag import Defragmenter
 from reclaim.errors import ReclaimError
@@ -309,7 +310,7 @@ def replay_pool(
     replay's view, so one placer can serve many replays). ``predictor``: needed by lifetime-aware
     plugins and by the LARS order.
 
-    defrag: None, ``"baseline"``, ``"lars"`` or a :class:`reclaim.defrag.Defragmenter`.
+    defrag: None, a registered name (``"baseline"``, ``"lars"``) or a defragmenter object.
     warmup_s: seconds after window start not measured. end: last instant replayed (default
     window end). inflation_period_s: seconds between stranding measurements (None: none);
     mix_size: most frequent request shapes of ``vms`` in the inflation mix. Deterministic.
@@ -318,7 +319,7 @@ def replay_pool(
     if isinstance(placer, str):
         placer = build_placer(placer)
     if isinstance(defrag, str):
-        defrag = Defragmenter(order=defrag)
+        defrag = registry.build("defrag", defrag)
     capacity = np.asarray(capacity, np.float64)
     if capacity.ndim != 2 or capacity.shape[1] != vms.request.shape[1]:
         raise ReclaimError(

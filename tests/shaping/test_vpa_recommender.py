@@ -14,8 +14,8 @@ import pytest
 from test_vpa import View, plain, table, tick
 
 from reclaim.core.types import CPU
-from reclaim.shaping.vpa import (
-    GIB,
+from reclaim.shaping.vpa import GIB
+from reclaim.shaping.vpa_recommender import (
     LOWER_CONFIDENCE,
     UPPER_CONFIDENCE,
     DecayingHistograms,
