@@ -95,9 +95,9 @@ def simulate(
     settings = RunSettings(
         hosts=hosts,
         controller=_name(controller),
-        controller_params=controller.get_params() if hasattr(controller, "get_params") else {},
+        controller_params=_settings(controller),
         forecaster=None if forecaster is None else _name(forecaster),
-        forecaster_params={} if forecaster is None else forecaster.get_params(),
+        forecaster_params={} if forecaster is None else _settings(forecaster),
         forecast_window=forecast_window,
         placement=placement,
         horizon_s=None if stop_days is None else stop_days * 86400.0,
@@ -113,3 +113,8 @@ def simulate(
 
 def _name(component: Any) -> str:
     return getattr(component, "registered_name", type(component).__name__)
+
+
+def _settings(component: Any) -> dict:
+    """What the run's record says of a component: its own settings, not those of what it wraps."""
+    return component.get_params(deep=False) if hasattr(component, "get_params") else {}

@@ -316,7 +316,13 @@ def simulate(
     output = output or Path("results/simulate")
     capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
     sample = Sample(
-        apps, seed, elastic_share, arrival_days, jobs, shapes and tuple(shapes), pairing
+        apps=apps,
+        seed=seed,
+        elastic_share=elastic_share,
+        arrival_days=arrival_days,
+        jobs=jobs,
+        shapes=tuple(shapes) if shapes else None,
+        pairing=pairing,
     )
     workload, report, spec, paired = sample.build(hosts)
     out = Console()
