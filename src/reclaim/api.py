@@ -91,7 +91,10 @@ def simulate(
     """
     if isinstance(controller, str):
         controller = registry.build("controller", controller, **(controller_params or {}))
+    named = forecaster
     forecaster = forecaster_for(controller, forecaster, forecaster_params or {})
+    if named is not None and forecaster is None:
+        raise ReclaimError(f"controller {_name(controller)!r} uses no forecaster; drop {named!r}")
     settings = RunSettings(
         hosts=hosts,
         controller=_name(controller),
