@@ -94,12 +94,14 @@ def simulate(
     named = forecaster
     forecaster = forecaster_for(controller, forecaster, forecaster_params or {})
     if named is not None and forecaster is None:
-        raise ReclaimError(f"controller {_name(controller)!r} uses no forecaster; drop {named!r}")
+        raise ReclaimError(
+            f"controller {registry.name_of(controller)!r} uses no forecaster; drop {named!r}"
+        )
     settings = RunSettings(
         hosts=hosts,
-        controller=_name(controller),
+        controller=registry.name_of(controller),
         controller_params=_settings(controller),
-        forecaster=None if forecaster is None else _name(forecaster),
+        forecaster=None if forecaster is None else registry.name_of(forecaster),
         forecaster_params={} if forecaster is None else _settings(forecaster),
         forecast_window=forecast_window,
         placement=placement,
@@ -112,10 +114,6 @@ def simulate(
         extra["workload"] = vars(spec) | {"pairing": None if paired is None else str(paired)}
     sim = build_simulator(workload, settings, controller, forecaster, on_tick)
     return SimResult.from_simulator(sim.run(), asdict(settings) | extra)
-
-
-def _name(component: Any) -> str:
-    return getattr(component, "registered_name", type(component).__name__)
 
 
 def _settings(component: Any) -> dict:

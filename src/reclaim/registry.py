@@ -57,6 +57,11 @@ def factory(kind: str, name: str) -> Callable[..., Any]:
     return table[name]
 
 
+def name_of(component: Any) -> str:
+    """The name ``component``'s class is registered under, else the class's own name."""
+    return getattr(component, "registered_name", type(component).__name__)
+
+
 def build(kind: str, name: str, **params: Any) -> Any:
     """Instantiate the ``kind`` registered as ``name`` with ``params``."""
     return factory(kind, name)(**params)

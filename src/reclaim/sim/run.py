@@ -45,8 +45,7 @@ def forecaster_for(
     if not getattr(controller, "needs_forecast", False):
         return None
     if forecaster is None:
-        name = getattr(controller, "registered_name", type(controller).__name__)
-        raise ReclaimError(f"controller {name!r} needs a forecaster")
+        raise ReclaimError(f"controller {registry.name_of(controller)!r} needs a forecaster")
     if isinstance(forecaster, str):
         return registry.build("forecaster", forecaster, **params)
     return forecaster
