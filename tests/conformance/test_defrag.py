@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from reclaim import registry
+from reclaim.core.types import Decisions
 from reclaim.testing.defrag import check_defrag
 
 
@@ -26,3 +27,15 @@ class DrainsTheFullest(registry.factory("defrag", "lars").func):
 def test_the_suite_catches_a_drain_with_empty_hosts_to_spare():
     with pytest.raises(AssertionError, match="drains"):
         check_defrag("eager", DrainsTheFullest)
+
+
+class SendsNowhere(registry.factory("defrag", "lars").func):
+    """Names a destination past the last host for every VM it moves."""
+
+    def decide(self, view):
+        return Decisions(migrate_rows=self.queue(view), migrate_hosts=len(view.capacity))
+
+
+def test_the_suite_catches_a_migration_outside_the_pool():
+    with pytest.raises(AssertionError, match="outside the pool"):
+        check_defrag("nowhere", SendsNowhere)

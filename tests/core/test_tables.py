@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from reclaim.core.tables import HostTable, WorkloadTable
@@ -28,3 +29,20 @@ def test_grown_workload_table_keeps_rows_and_frees_new_ones():
     assert bigger.host.tolist() == [3, 4, -1, -1, -1]
     assert bigger.limit[1].tolist() == [1.5, 2.5]
     assert len(bigger) == 5
+
+
+def test_a_host_table_on_other_axes_keeps_its_ledger():
+    hosts = HostTable(np.array([[8.0, 32.0, 1.0], [4.0, 16.0, 0.0]]), ("cpu", "mem", "gpu"))
+    hosts.take(0, np.array([2.0, 8.0, 1.0]))
+    hosts.take(0, np.array([1.0, 4.0, 0.0]))
+    hosts.give(0, np.array([2.0, 8.0, 1.0]))
+    hosts.up[1] = False
+    assert hosts.room.tolist() == [[7, 28, 1], [4, 16, 0]]  # every host, up or not
+    assert hosts.free.tolist() == [[7, 28, 1], [0, 0, 0]]  # only the hosts open to placement
+
+
+def test_capacity_must_have_one_column_per_axis():
+    with pytest.raises(ValueError, match="axes cpu, mem"):
+        HostTable(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="axes"):
+        HostTable(np.ones(3))

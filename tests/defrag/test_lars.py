@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
 from lifetime_pools import HOUR, Oracle, vm_table
+from reclaim.core.types import Decisions
 from reclaim.defrag import Defragmenter, choose_drain_hosts, migration_order, replay_migrations
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.replay import PoolView, replay_pool
@@ -97,3 +100,41 @@ def test_fixed_migration_list_waits_for_releases_and_slots():
     assert done.tolist() == [True] * 5
     done = replay_migrations(release, np.array([np.inf, np.inf, np.inf, 1100.0, 4000.0]))
     assert done.tolist() == [True, True, True, False, False]
+
+
+def test_a_round_is_stated_as_migrate_decisions_for_the_placer_to_place():
+    vms = drain_scenario()
+    view = PoolView.with_placements(vms, CAP3, np.array([0] * 5 + [1] * 4), HOUR, Oracle(vms))
+    defrag = Defragmenter(order="lars", threshold=0.5, hosts_per_round=1)
+    assert defrag.choose_hosts(view).tolist() == [1]
+    wanted = defrag.decide(view)
+    assert wanted.migrate_rows.tolist() == defrag.queue(view).tolist()
+    assert sorted(wanted.migrate_rows.tolist()) == [5, 6, 7, 8]
+    assert (wanted.migrate_hosts == -1).all() and len(wanted) == 4
+
+
+@dataclass
+class ToHost(Defragmenter):
+    """LARS's rounds, but naming the destination of every VM itself."""
+
+    host: int = 2
+
+    def decide(self, view) -> Decisions:
+        return Decisions(migrate_rows=self.queue(view), migrate_hosts=self.host)
+
+
+@pytest.mark.parametrize(("host", "migrations"), [(2, 3), (0, 0)])
+def test_a_named_destination_is_used_when_the_vm_fits_there(host, migrations):
+    vms = drain_scenario()
+    defrag = ToHost(threshold=0.5, period_s=HOUR, hosts_per_round=1, host=host)
+    result = replay_pool(vms, CAP3, "best-fit", Oracle(vms), defrag=defrag)
+    assert result.migrations == migrations
+    if migrations == 0:  # host 0 is full: every VM stays (VM 5 exits at 4000 s)
+        assert result.view.host_count.tolist() == [5, 3, 0] and result.drains == ((3600.0, 1),)
+
+
+def test_a_destination_outside_the_pool_is_an_error():
+    vms = drain_scenario()
+    defrag = ToHost(threshold=0.5, period_s=HOUR, hosts_per_round=1, host=7)
+    with pytest.raises(ReclaimError, match="named host 7; the pool has 3"):
+        replay_pool(vms, CAP3, "best-fit", Oracle(vms), defrag=defrag)

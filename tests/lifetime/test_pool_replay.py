@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lifetime_pools import HOUR, Oracle, random_table, vm_table
+from reclaim.core.types import RESOURCES_GPU
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.replay import PoolView, replay_pool
 
@@ -61,6 +62,7 @@ def test_capacity_is_conserved_and_replays_are_deterministic(spec):
     np.add.at(used, view.vm_dst[mig], view.vms.request[mig])
     assert np.allclose(view.free, cap - used, atol=1e-3)
     assert np.all(view.free >= -1e-3)
+    assert view.hosts.axes == RESOURCES_GPU and np.allclose(view.hosts.allocated, used, atol=1e-3)
     count = np.bincount(view.vm_host[running], minlength=len(cap))
     count += np.bincount(view.vm_dst[mig], minlength=len(cap))
     assert np.array_equal(view.host_count, count)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hand_sequences import SEQ, sequence
 
+from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
 from reclaim.tvw._kernels import background_units
 from reclaim.tvw.replay import Replay
@@ -133,3 +134,19 @@ def test_background_units_are_uniform_keyed_and_zero_without_noise():
     other = [background_units(98, t, 1, 0, 3) for t in range(50)]
     assert again == [background_units(99, t, 1, 0, 3) for t in range(50)] and again != other
     assert background_units(99, 5, 1, 0, 0) == 0
+
+
+def test_a_placers_answer_is_applied_as_bind_decisions():
+    r = Replay(SEQ, machines=2, units=4, view="current").reset()
+    r.apply(Decisions(bind_rows=[0, 1], bind_hosts=[0, 1]))
+    assert r.host_[:2].tolist() == [0, 1] and r.queue == []
+    assert r.free().tolist() == [[2, 3], [3, 3]]
+    with pytest.raises(ReclaimError, match="only binds"):
+        r.apply(Decisions(evict=[0]))
+
+
+def test_the_peak_view_reserves_in_the_machines_host_table():
+    r = Replay(SEQ, machines=1, units=4, view="peak").reset()
+    r.bind(0, 0)
+    assert r.hosts.allocated.tolist() == [[3, 1]] and r.hosts.axes == ("cpu", "mem")
+    assert r.free().tolist() == r.hosts.room.tolist() == [[1, 3]]

@@ -2,6 +2,10 @@
 
 Rows have stable integer indices: a host keeps its row for the whole run; a running component keeps
 its workload row (its *slot*) from start to end, after which the row is reused.
+
+:class:`HostTable` is the one host ledger of every system: the shaping simulator and the agent
+(cores, GiB), the CORP slot simulator (its VMs, cores and GiB), the LAVA pool replay (cores, GiB,
+GPUs) and the TVW replay (integer units per resource, held in float64, where they stay exact).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.core.types import R
+from reclaim.core.types import RESOURCES, R
 from reclaim.errors import ReclaimError
 from reclaim.machine import require_memory
 
@@ -25,19 +29,26 @@ _HOST_SPEC = re.compile(r"^(\d+)x(\d+(?:\.\d+)?)c(\d+(?:\.\d+)?)g$")
 
 @dataclass
 class HostTable:
-    """capacity/allocated/used: (H, R) float64 cores and GiB; up: (H,) bool.
+    """capacity/allocated/used: (H, A) float64, one column per name of ``axes`` (by default
+    :data:`~reclaim.core.types.RESOURCES`, cores and GiB); up: (H,) bool, open to placement.
 
     float64 because allocations are added and removed millions of times per run and float32 sums
     drift by whole cores over that many updates.
     """
 
     capacity: NDArray[np.float64]
+    axes: tuple[str, ...] = RESOURCES
     allocated: NDArray[np.float64] = field(init=False)
     used: NDArray[np.float64] = field(init=False)
     up: NDArray[np.bool_] = field(init=False)
 
     def __post_init__(self) -> None:
         self.capacity = np.asarray(self.capacity, dtype=np.float64)
+        self.axes = tuple(self.axes)
+        if self.capacity.ndim != 2 or self.capacity.shape[1] != len(self.axes):
+            raise ValueError(
+                f"capacity of shape {self.capacity.shape} for axes {', '.join(self.axes)}"
+            )
         self.allocated = np.zeros_like(self.capacity)
         self.used = np.zeros_like(self.capacity)
         self.up = np.ones(len(self.capacity), dtype=bool)
@@ -47,8 +58,21 @@ class HostTable:
 
     @property
     def free(self) -> NDArray[np.float64]:
-        """(H, R) capacity not allocated, zero on hosts that are down."""
+        """(H, A) capacity not allocated, zero on hosts that are down."""
         return np.where(self.up[:, None], self.capacity - self.allocated, 0.0)
+
+    @property
+    def room(self) -> NDArray[np.float64]:
+        """(H, A) capacity not allocated, on every host, up or not (negative when over)."""
+        return self.capacity - self.allocated
+
+    def take(self, host: int, amount: NDArray[np.float64]) -> None:
+        """Allocate ``amount`` (A,) on ``host``."""
+        self.allocated[host] += amount
+
+    def give(self, host: int, amount: NDArray[np.float64]) -> None:
+        """Return ``amount`` (A,) to ``host``."""
+        self.allocated[host] -= amount
 
     @classmethod
     def parse(cls, spec: str) -> HostTable:

@@ -10,6 +10,9 @@ import numpy as np
 RESOURCES: tuple[str, ...] = ("cpu", "mem")
 CPU, MEM = 0, 1
 R = len(RESOURCES)
+#: The axes of pools with accelerators (the LAVA replay): cores, GiB, GPUs.
+RESOURCES_GPU: tuple[str, ...] = (*RESOURCES, "gpu")
+GPU = 2
 
 F32 = np.float32
 F64 = np.float64
@@ -34,22 +37,75 @@ def _i32(values: object = ()) -> np.ndarray:
     return np.asarray(values, dtype=I32).reshape(-1)
 
 
+def _rows_and_hosts(what: str, rows: object, hosts: object) -> tuple[np.ndarray, np.ndarray]:
+    rows, hosts = _i32(rows), _i32(hosts)
+    if len(hosts) == 1 and len(rows) != 1:
+        hosts = np.repeat(hosts, len(rows))
+    if len(rows) != len(hosts):
+        raise ValueError(f"{what} rows and hosts differ in length")
+    return rows, hosts
+
+
 class Decisions:
-    """What a controller wants done, columnar; rows index the view's workload table.
+    """What a controller wants done, columnar; rows index the workload table of the state it read.
 
     resize: rows (n,) int32 and their new limits (n, R) float32 (cores, GiB);
-    evict: rows (m,) int32 to preempt (their work is lost).
+    evict: rows (m,) int32 to preempt (their work is lost);
+    bind: rows (b,) int32 of waiting workloads to start on hosts (b,) int32;
+    migrate: rows (k,) int32 to move live to hosts (k,) int32, -1 where the placer is to choose
+    (LAVA's defragmentation names the VMs to move off the hosts it drains, not where they go);
+    lend: rows (l,) int32 and the amounts (l, A) float64 of their allocation each offers to
+    others for the coming window (CORP's provisioners; float64 like the ledgers they feed).
+
+    A single host broadcasts over all rows of bind or migrate.
     """
 
-    __slots__ = ("evict", "resize_limit", "resize_rows")
+    __slots__ = (
+        "bind_hosts",
+        "bind_rows",
+        "evict",
+        "lend_amount",
+        "lend_rows",
+        "migrate_hosts",
+        "migrate_rows",
+        "resize_limit",
+        "resize_rows",
+    )
 
-    def __init__(self, resize_rows=(), resize_limit=None, evict=()) -> None:
+    def __init__(
+        self,
+        resize_rows=(),
+        resize_limit=None,
+        evict=(),
+        *,
+        bind_rows=(),
+        bind_hosts=(),
+        migrate_rows=(),
+        migrate_hosts=(),
+        lend_rows=(),
+        lend_amount=None,
+    ) -> None:
         self.resize_rows = _i32(resize_rows)
         limit = np.zeros((0, R)) if resize_limit is None else resize_limit
         self.resize_limit = np.asarray(limit, dtype=F32).reshape(-1, R)
         self.evict = _i32(evict)
         if len(self.resize_rows) != len(self.resize_limit):
             raise ValueError("resize rows and limits differ in length")
+        self.bind_rows, self.bind_hosts = _rows_and_hosts("bind", bind_rows, bind_hosts)
+        self.migrate_rows, self.migrate_hosts = _rows_and_hosts(
+            "migrate", migrate_rows, migrate_hosts
+        )
+        self.lend_rows = _i32(lend_rows)
+        amount = np.zeros((0, R)) if lend_amount is None else lend_amount
+        self.lend_amount = np.asarray(amount, dtype=F64)
+        if self.lend_amount.ndim != 2 or len(self.lend_rows) != len(self.lend_amount):
+            raise ValueError("lend rows and amounts (rows, resources) differ in length")
 
     def __len__(self) -> int:
-        return len(self.resize_rows) + len(self.evict)
+        return (
+            len(self.resize_rows)
+            + len(self.evict)
+            + len(self.bind_rows)
+            + len(self.migrate_rows)
+            + len(self.lend_rows)
+        )

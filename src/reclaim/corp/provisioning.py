@@ -4,17 +4,22 @@ job's allocation it may lend to other jobs over the next window.
 CORP (DNN + HMM + confidence bound + unlock rule) and the baselines (RCCR, CloudScale, DRA)
 implement :class:`Provisioner`; the simulator calls it once per window for every running job and
 resource, and the VM choice is the method's placement (CORP: complementary packing and the most
-matched VM; the baselines: a random feasible VM).
+matched VM; the baselines: a random feasible VM). One provisioner per resource together make a
+controller: :func:`lend_decisions` turns their answers into the ``lend`` rows of a
+:class:`~reclaim.core.types.Decisions`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Protocol, Self
 
 import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import Decisions
+from reclaim.errors import ReclaimError
 
 
 class Provisioner(Protocol):
@@ -32,3 +37,25 @@ class Provisioner(Protocol):
         other jobs for the next ``horizon`` slots, given its usage so far ``history`` (S series,
         the latest slot last); 0 where nothing is to be lent, never above the request."""
         ...
+
+
+def lend_decisions(
+    provisioners: Sequence[Provisioner],
+    rows: NDArray[np.integer],
+    history: Callable[[int], GroupedArray],
+    request: NDArray[np.float64],
+    horizon: int,
+) -> Decisions:
+    """What the running jobs ``rows`` lend for the next ``horizon`` slots: provisioner ``r``
+    answers for resource ``r`` from ``history(r)`` (the jobs' usage so far) and ``request`` (S, R),
+    each amount clipped to [0, request]. A provisioner answering the wrong shape or a non-finite
+    amount is an error naming what it returned."""
+    amount = np.zeros((len(rows), len(provisioners)))
+    for r, prov in enumerate(provisioners):
+        got = np.asarray(prov.lendable(history(r), request[:, r], horizon), np.float64)
+        if got.shape != (len(rows),) or not np.isfinite(got).all():
+            raise ReclaimError(
+                f"provisioner returned {got.shape} lendable amounts for {len(rows)} jobs"
+            )
+        amount[:, r] = np.clip(got, 0.0, request[:, r])
+    return Decisions(lend_rows=rows, lend_amount=amount)

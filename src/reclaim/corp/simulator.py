@@ -103,8 +103,10 @@ from numpy.typing import NDArray
 from reclaim import registry
 from reclaim.core.engine import Engine
 from reclaim.core.grouped import GroupedArray
+from reclaim.core.tables import HostTable
 from reclaim.core.types import RESOURCES, R
 from reclaim.corp import metrics
+from reclaim.corp.provisioning import lend_decisions
 from reclaim.corp.scenario import CorpScenario, JobSet
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import Placer, build_placer
@@ -356,8 +358,8 @@ class _Run:
         )
         n, v = len(jobs), len(sc.vm_capacity)
         self.n, self.v = n, v
-        self.cap = np.asarray(sc.vm_capacity, np.float64)
-        self.up = np.ones(v, bool)
+        # The VMs' ledger; ``allocated``: requests of jobs holding their own allocation.
+        self.vms = HostTable(np.asarray(sc.vm_capacity, np.float64))
         self.req = np.asarray(jobs.request, np.float64)
         if np.any(self.req < 0) or not np.isfinite(self.req).all():
             raise ReclaimError("job requests must be finite and non-negative")
@@ -375,7 +377,6 @@ class _Run:
         self.borrowing = borrowing
         self.lend = np.zeros((n, R))  # offered for the current window (lenders only)
         self.committed = np.zeros((n, R))  # lent out and taken by borrowers
-        self.vm_alloc = np.zeros((v, R))  # requests of jobs holding their own allocation
         # loans: (borrower, lender, amount); orphan once the lender ended (charged to its VM)
         self.loan_b: list[int] = []
         self.loan_l: list[int] = []
@@ -409,7 +410,7 @@ class _Run:
             from reclaim.corp.baselines import assign_shares
 
             self.shares = assign_shares(v, seed)
-            self.total = self.cap.sum(axis=0)
+            self.total = self.vms.capacity.sum(axis=0)
             self.pm_cap = np.asarray(sc.pm_capacity, np.float64)
             self.vm_pm = np.asarray(sc.vm_pm, np.int64)
             self.ent = np.zeros((v, R))  # entitlement: capacity DRA gives each VM, (V, R)
@@ -459,15 +460,13 @@ class _Run:
         indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         slots = np.repeat(self.start[cand] - indptr[:-1], lengths) + np.arange(indptr[-1])
         who = np.repeat(cand, lengths)
+
+        def history(r: int) -> GroupedArray:
+            return GroupedArray(np.ascontiguousarray(self.used_log[slots, who, r]), indptr)
+
         tic = time.perf_counter()
-        for r, prov in enumerate(self.provs):
-            hist = GroupedArray(np.ascontiguousarray(self.used_log[slots, who, r]), indptr)
-            amount = np.asarray(prov.lendable(hist, self.req[cand, r], self.window), np.float64)
-            if amount.shape != (len(cand),) or not np.isfinite(amount).all():
-                raise ReclaimError(
-                    f"provisioner returned {amount.shape} lendable amounts for {len(cand)} jobs"
-                )
-            self.lend[cand, r] = np.clip(amount, 0.0, self.req[cand, r])
+        decisions = lend_decisions(self.provs, cand, history, self.req[cand], self.window)
+        self.lend[decisions.lend_rows, : len(self.provs)] = decisions.lend_amount
         self.predict_s += time.perf_counter() - tic
         self.pred_rows.append((cand, t, self.lend[cand].copy()))
 
@@ -490,19 +489,23 @@ class _Run:
         pool = np.zeros((self.v, R))
         np.add.at(pool, self.host[lenders], offer)
         first = np.full(len(batch), -1, np.int32)
+        vms = self.vms
         if len(lenders):
-            first = self.placer.place(self.cap, pool, self.up, self.req[batch].astype(np.float32))
+            first = self.placer.place(
+                vms.capacity, pool, vms.up, self.req[batch].astype(np.float32)
+            )
             for i in np.flatnonzero(first >= 0):
                 self._borrow(batch[i], int(first[i]), lenders)
         rest = batch[first < 0]
         if len(rest):
-            free = self.cap - self.vm_alloc
-            second = self.placer.place(self.cap, free, self.up, self.req[rest].astype(np.float32))
+            second = self.placer.place(
+                vms.capacity, vms.room, vms.up, self.req[rest].astype(np.float32)
+            )
             ok = second >= 0
             placed = rest[ok]
             self.host[placed] = second[ok]
             self.start[placed] = t
-            np.add.at(self.vm_alloc, second[ok], self.req[placed])
+            np.add.at(vms.allocated, second[ok], self.req[placed])
             self.waited[rest[~ok]] += 1
         took = time.perf_counter() - tic
         self.place_s += took
@@ -568,7 +571,7 @@ class _Run:
             self.est[job] = req
             self.host[job] = vm
             self.start[job] = t
-            self.vm_alloc[vm] += req
+            self.vms.take(vm, req)
 
     def _borrow(self, job: int, vm: int, lenders: NDArray[np.int64]) -> None:
         """Place ``job`` on the unlocked unused resources of ``vm``, charging its lenders."""
@@ -615,7 +618,7 @@ class _Run:
             else:  # borrowers split what the owners leave of the VM, in proportion to demand
                 load = np.zeros((self.v, R))
                 np.add.at(load, vm[own], used[own])
-                left = np.maximum(self.cap - load, 0.0)
+                left = np.maximum(self.vms.capacity - load, 0.0)
                 want = np.zeros((self.v, R))
                 np.add.at(want, vm[~own], d[~own])
                 share = np.divide(left, want, out=np.ones_like(left), where=want > 0)
@@ -681,20 +684,20 @@ class _Run:
             if self.loan_open[k] and ended[self.loan_b[k]]:
                 self.loan_open[k] = False
                 if self.loan_orphan[k]:
-                    self.vm_alloc[self.host[self.loan_b[k]]] -= self.loan_amt[k]
+                    self.vms.allocated[self.host[self.loan_b[k]]] -= self.loan_amt[k]
                 else:
                     lender = self.loan_l[k]
                     self.committed[lender] = np.maximum(
                         self.committed[lender] - self.loan_amt[k], 0.0
                     )
         own = done[~self.borrower[done]]
-        np.subtract.at(self.vm_alloc, self.host[own], self.req[own])
+        np.subtract.at(self.vms.allocated, self.host[own], self.req[own])
         # a lender that ends leaves what it lent in use on its VM until the borrower ends
         for k in range(len(self.loan_b)):
             if self.loan_open[k] and not self.loan_orphan[k] and ended[self.loan_l[k]]:
                 self.loan_orphan[k] = True
-                self.vm_alloc[self.host[self.loan_l[k]]] += self.loan_amt[k]
-        np.maximum(self.vm_alloc, 0.0, out=self.vm_alloc)
+                self.vms.allocated[self.host[self.loan_l[k]]] += self.loan_amt[k]
+        np.maximum(self.vms.allocated, 0.0, out=self.vms.allocated)
         self.committed[own] = 0.0
 
     # ---- results
@@ -757,7 +760,7 @@ class _Run:
         )
         response = np.where(self.finish >= 0, self.finish - self.submit, np.inf).astype(np.float64)
         active = data[:, 1] > 0
-        vm_cap = np.outer(active, self.cap.sum(axis=0))
+        vm_cap = np.outer(active, self.vms.capacity.sum(axis=0))
         pred_error, overlent, predictions = self._prediction_errors()
         return CorpResult(
             provisioner=provisioner,

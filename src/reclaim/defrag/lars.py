@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.core.component import Component
+from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
 from reclaim.registry import register
 
@@ -92,6 +93,11 @@ class Defragmenter(Component):
         vm = view.running
         waiting = vm[view.draining[view.vm_host[vm]] & (view.vm_dst[vm] < 0)]
         return migration_order(view, waiting, self.order)
+
+    def decide(self, view) -> Decisions:
+        """The migrations wanted now, as a controller states them: the VMs waiting to leave
+        draining hosts, in migration order, each to the host the placer picks (-1)."""
+        return Decisions(migrate_rows=self.queue(view), migrate_hosts=-1)
 
     def release_stuck(self, view, stuck: set[int], sources: NDArray[np.int32]) -> None:
         """Give up draining hosts whose waiting VMs found no destination and from which nothing is

@@ -50,11 +50,12 @@ import numpy as np
 import polars as pl
 
 from reclaim import registry
+from reclaim.core.types import RESOURCES_GPU
 from reclaim.defrag import Defragmenter, replay_migrations
 from reclaim.errors import ReclaimError
 from reclaim.experiments.kind import IDENTITY_COLUMNS, KindRun, RunResult, run_id
 from reclaim.experiments.spec import ScaledSpec, SpecErrors
-from reclaim.lifetime.vms import RESOURCES, VmTable
+from reclaim.lifetime.vms import VmTable
 from reclaim.placement import build_placer
 
 LIFETIMES = ("model", "oracle", "none")
@@ -373,7 +374,7 @@ def peak_demand(vms: VmTable, until: float) -> np.ndarray:
     # exits before arrivals at the same instant: a slot freed can be taken at once
     order = np.lexsort((np.r_[np.ones(len(starts)), np.zeros(len(ends))], times))
     running = np.cumsum(delta[order], axis=0)
-    return running.max(axis=0) if len(running) else np.zeros(len(RESOURCES))
+    return running.max(axis=0) if len(running) else np.zeros(len(RESOURCES_GPU))
 
 
 def execute(run: LavaRun) -> RunResult:

@@ -6,7 +6,7 @@ order; the left-censored VMs, which arrive at window start, and the VMs that arr
 and are alive then (imputed history), are the initial state and are placed first),
 defragmentation checks, metric samples. A VM that fits no host at its arrival is rejected
 (counted, never placed later). Times are seconds on the trace's clock; capacity and requests are in
-:data:`~reclaim.lifetime.vms.RESOURCES` units (cores, GiB, GPUs).
+:data:`~reclaim.core.types.RESOURCES_GPU` units (cores, GiB, GPUs).
 
 Metrics (LAVA paper, section 2.3): the time-weighted mean percentage of *empty* hosts (no VM, no
 migration holding room) over the measurement interval (window start + ``warmup_s`` to the end);
@@ -25,6 +25,8 @@ from numpy.typing import NDArray
 
 from reclaim import registry
 from reclaim.core.engine import Engine
+from reclaim.core.tables import HostTable
+from reclaim.core.types import RESOURCES_GPU
 from reclaim.defrag import Defragmenter
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.vms import LifetimePredictor, VmTable
@@ -39,8 +41,10 @@ EXIT, MIGRATED, ARRIVE, DEFRAG, SAMPLE = range(5)
 class PoolView:
     """The pool's state as placement plugins and the defragmenter see it; columnar.
 
-    capacity, free: (H, 3) float64; draining: (H,) bool (hosts being emptied by defragmentation,
-    not available for placement); host_count: (H,) int64 VMs holding room on each host (a VM being
+    hosts: the :class:`~reclaim.core.tables.HostTable` on axes
+    :data:`~reclaim.core.types.RESOURCES_GPU` (``allocated``: the requests of the VMs holding room);
+    capacity, free: (H, 3) float64, read from it; draining: (H,) bool (hosts being emptied by
+    defragmentation, not available for placement); host_count: (H,) int64 VMs holding room on each host (a VM being
     migrated counts on both its hosts); vm_host: (N,) int32 host of each VM, -1 when not running;
     vm_dst: (N,) int32 destination of a migration in flight, -1 otherwise; vm_start: (N,) float64
     time the VM started (NaN before); vm_seq: (N,) int64 order in which VMs were placed on their
@@ -66,10 +70,9 @@ class PoolView:
         self.vms = vms
         self.initial_for_all = initial_for_all
         self.predictor = predictor
-        self.capacity = np.array(capacity, np.float64)
-        n_hosts, n = len(self.capacity), len(vms)
+        self.hosts = HostTable(np.array(capacity, np.float64), RESOURCES_GPU)
+        n_hosts, n = len(self.hosts), len(vms)
         self.now = float(vms.window[0] if now is None else now)
-        self.free = self.capacity.copy()
         self.draining = np.zeros(n_hosts, bool)
         self.host_count = np.zeros(n_hosts, np.int64)
         self.vm_host = np.full(n, -1, np.int32)
@@ -79,7 +82,7 @@ class PoolView:
         # The placer sees only the resources the pool has: scores that divide by the largest
         # capacity (best-fit's dominant share) are undefined on an axis of zero capacity. A VM
         # asking for a resource the pool lacks fits nowhere and is rejected.
-        has = self.capacity.sum(axis=0) > 0
+        has = self.hosts.capacity.sum(axis=0) > 0
         self.axes = np.flatnonzero(has)
         self.lacking = (vms.request[:, ~has] > 0).any(axis=1)
         self.plugin_state: dict[str, object] = {}
@@ -112,9 +115,19 @@ class PoolView:
 
     # -- reading -------------------------------------------------------------------------------
     @property
+    def capacity(self) -> NDArray[np.float64]:
+        """(H, 3) each host's capacity."""
+        return self.hosts.capacity
+
+    @property
+    def free(self) -> NDArray[np.float64]:
+        """(H, 3) room not held by a VM, on every host (a fresh array)."""
+        return self.hosts.room
+
+    @property
     def up(self) -> NDArray[np.bool_]:
         """(H,) hosts open to placement."""
-        return ~self.draining
+        return self.hosts.up & ~self.draining
 
     @property
     def running(self) -> NDArray[np.int64]:
@@ -198,11 +211,9 @@ class PoolView:
         return self._rep[vms]
 
     # -- bookkeeping (the replay's, in this order: update the view, then the placer's hooks) ---
-    def bind(self, vm: int, host: int, take: bool = True) -> None:
-        """``vm`` starts on ``host``; ``take``: take its room from ``free`` (False when
-        ``Placer.place`` already did)."""
-        if take:
-            self.free[host] -= self.vms.request[vm]
+    def bind(self, vm: int, host: int) -> None:
+        """``vm`` starts on ``host``, holding its request's room there."""
+        self.hosts.take(host, self.vms.request[vm])
         self._attach(vm, host)
         self.vm_start[vm] = self.now
         self._pos[vm] = self.n_running
@@ -223,7 +234,7 @@ class PoolView:
             self.vm_dst[vm] = -1
             self._migrating.remove(vm)
         for h in held:
-            self.free[h] += self.vms.request[vm]
+            self.hosts.give(h, self.vms.request[vm])
             self.host_count[h] -= 1
         self.vm_host[vm] = -1
         last = self._run[self.n_running - 1]
@@ -235,7 +246,7 @@ class PoolView:
 
     def start_migration(self, vm: int, dst: int) -> None:
         """``vm`` holds room on ``dst`` as well."""
-        self.free[dst] -= self.vms.request[vm]
+        self.hosts.take(dst, self.vms.request[vm])
         self.vm_dst[vm] = dst
         self.host_count[dst] += 1
         self._migrating.append(vm)
@@ -243,7 +254,7 @@ class PoolView:
     def finish_migration(self, vm: int) -> int:
         """``vm`` leaves its source for its destination; returns the source."""
         src, dst = int(self.vm_host[vm]), int(self.vm_dst[vm])
-        self.free[src] += self.vms.request[vm]
+        self.hosts.give(src, self.vms.request[vm])
         self.host_count[src] -= 1
         self.host_count[dst] -= 1  # _attach counts it again
         self.vm_dst[vm] = -1
@@ -441,13 +452,22 @@ class _Run:
         return int(
             self.placer.place(
                 view.capacity[:, axes],
-                view.free[:, axes],  # a copy: the view records the bind itself
+                view.free[:, axes],  # a fresh array: the view records the bind itself
                 view.up,
                 view.vms.request[vm : vm + 1, axes],
                 view=view,
                 items=np.array([vm]),
             )[0]
         )
+
+    def _checked(self, vm: int, host: int) -> int:
+        """``host``, the destination a defragmenter named for ``vm``, if ``vm`` fits there now
+        and it is open to placement; -1 otherwise (the VM waits, as when the placer finds none)."""
+        view = self.view
+        if not 0 <= host < len(view.capacity):
+            raise ReclaimError(f"defragmenter named host {host}; the pool has {len(view.capacity)}")
+        fits = view.up[host] and bool((view.vms.request[vm] <= view.free[host]).all())
+        return host if fits and host != view.vm_host[vm] else -1
 
     def exit(self, t: float, vm: int) -> None:
         self.advance(t)
@@ -501,10 +521,13 @@ class _Run:
         view, stuck = self.view, set()
         if self.defrag is None or not view.draining.any():
             return stuck
-        for vm in self.defrag.queue(view):
+        wanted = self.defrag.decide(view)
+        for vm, dst in zip(
+            wanted.migrate_rows.tolist(), wanted.migrate_hosts.tolist(), strict=True
+        ):
             if self.in_flight >= self.defrag.max_in_flight:
                 break
-            dst = self._choose(vm)
+            dst = self._choose(vm) if dst < 0 else self._checked(vm, dst)
             if dst < 0:
                 stuck.add(int(view.vm_host[vm]))
                 continue
@@ -518,10 +541,11 @@ class _Run:
     def sample(self, t: float, _: int) -> None:
         self.advance(t)
         view = self.view
-        stranded = stranding(view.free, view.capacity, self.shapes, self.weights)
+        free = view.free
+        stranded = stranding(free, view.capacity, self.shapes, self.weights)
         self.stranded.append(stranded)
         total = view.capacity.sum(axis=0)
-        used = total - view.free.sum(axis=0)
+        used = total - free.sum(axis=0)
         empty = int(np.count_nonzero(view.host_count == 0))
         self.timeline.append(
             (

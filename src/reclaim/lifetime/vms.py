@@ -20,16 +20,14 @@ from numpy.typing import NDArray
 from reclaim.errors import ReclaimError, TraceError
 from reclaim.traces.store import Store, load_store
 
-#: Resource axes of a VM request and a host capacity: cores, GiB, GPUs (fractions allowed).
-RESOURCES = ("cpu", "mem", "gpu")
-
 
 @dataclass(frozen=True)
 class VmTable:
     """id, family: (N,) str (family = the host pool a VM belongs to, e.g. CN/HN); arrival, exit:
     (N,) float64 s; left_censored, right_censored: (N,) bool; request: (N, 3) float32 in
-    :data:`RESOURCES` units; features: N rows of model inputs; window: (start, end) s; imputed:
-    (N,) bool rows whose lifetime was imputed, not observed (None: none)."""
+    :data:`~reclaim.core.types.RESOURCES_GPU` units (cores, GiB, GPUs; fractions allowed);
+    features: N rows of model inputs; window: (start, end) s; imputed: (N,) bool rows whose
+    lifetime was imputed, not observed (None: none)."""
 
     id: NDArray[np.str_]
     family: NDArray[np.str_]
@@ -321,9 +319,9 @@ def _draw_exits(df: pl.DataFrame, end: float, seed: int) -> NDArray[np.float64]:
 
 
 def load_hosts(store: Store | str | Path) -> tuple[NDArray[np.str_], NDArray[np.float64]]:
-    """Host ids (H,) and capacities (H, 3) in :data:`RESOURCES` units (no GPU column: 0) from
-    the store's hosts table, in table order; a host listed at several times gets its latest
-    row. ReclaimError if the store has no hosts table."""
+    """Host ids (H,) and capacities (H, 3) in :data:`~reclaim.core.types.RESOURCES_GPU` units (no
+    GPU column: 0) from the store's hosts table, in table order; a host listed at several times
+    gets its latest row. ReclaimError if the store has no hosts table."""
     store = store if isinstance(store, Store) else load_store(store)
     _check_units(store)
     hosts = store.hosts()

@@ -3,8 +3,9 @@
 On pools of resident VMs (:func:`reclaim.testing.placement.random_pool_view`): a round drains
 only hosts that hold VMs and are open to placement, at most ``hosts_per_round`` of them, and
 only when empty hosts are below the threshold and no drain is under way; the queue holds every
-VM waiting on a draining host exactly once; a clone on an identical pool chooses and orders
-the same.
+VM waiting on a draining host exactly once, and the round's migrate decisions name those VMs,
+each to a host of the pool or to the placer's choice (-1); a clone on an identical pool chooses
+and orders the same.
 """
 
 from __future__ import annotations
@@ -50,6 +51,14 @@ def check_defrag(name: str, build: Callable[[], object] | None = None, seed: int
         on_draining = view.running[view.draining[view.vm_host[view.running]]]
         assert sorted(queue.tolist()) == sorted(on_draining.tolist()), (
             f"{where}: the queue is not the VMs on draining hosts, once each"
+        )
+        wanted = defrag.decide(view)
+        assert sorted(wanted.migrate_rows.tolist()) == sorted(queue.tolist()), (
+            f"{where}: the migrate decisions are not the queue"
+        )
+        hosts_named = wanted.migrate_hosts
+        assert np.all((hosts_named >= -1) & (hosts_named < len(view.capacity))), (
+            f"{where}: a migration to a host outside the pool"
         )
         again = clone(defrag)
         twin_hosts, twin_queue = _round(again, context()["view"])

@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 from rich.console import Console
 
-from reclaim.core.types import RESOURCES
+from reclaim.core.types import RESOURCES, Decisions
 from reclaim.errors import ReclaimError
 from reclaim.metrics.intervals import t_half_width
 from reclaim.metrics.placement import operational_summary, utilisation
@@ -89,11 +89,10 @@ def run_policy(sequence: Sequence, policy: Policy, spec: ScenarioSpec) -> Replay
     replay = Replay.of(sequence, spec, policy.view)
     while True:
         if replay.queue:
-            jobs = list(replay.queue)
+            jobs = np.array(replay.queue, np.int64)
             hosts = placer.place(replay.capacity_, replay.free(), replay.up_, replay.demand(jobs))
-            for job, host in zip(jobs, hosts.tolist(), strict=True):
-                if host >= 0:
-                    replay.bind(job, host)
+            placed = hosts >= 0
+            replay.apply(Decisions(bind_rows=jobs[placed], bind_hosts=hosts[placed]))
         if not replay.advance():
             return replay.result()
 

@@ -29,6 +29,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from reclaim.core.engine import Engine
+from reclaim.core.tables import HostTable
+from reclaim.core.types import RESOURCES, Decisions
 from reclaim.errors import ReclaimError
 from reclaim.tvw import _kernels
 from reclaim.tvw.scenario import ScenarioSpec, Sequence
@@ -87,16 +89,16 @@ class Replay:
         self.peak_ = np.maximum.reduceat(seq.usage.data, seq.usage.indptr[:-1], axis=0)
         if np.any(self.peak_ > self.units):
             raise ReclaimError(f"a workload peaks above the machines' {self.units} units")
-        self.capacity_ = np.full((self.machines, seq.usage.data.shape[1]), float(self.units))
-        self.up_ = np.ones(self.machines, bool)
+        # The machines' ledger: ``allocated`` holds the residents' peaks (the peak view's
+        # reservations), in units, which float64 keeps exact.
+        self.hosts = HostTable(np.full((self.machines, len(RESOURCES)), float(self.units)))
         self.now = 0
         self.host_ = np.full(len(seq), -1, np.int32)
         self.start_ = np.full(len(seq), -1, np.int64)
         horizon = int(seq.arrival[-1] + lengths.max()) + 1 if len(seq) else 1
-        self._usage = np.zeros((horizon, self.machines, self.capacity_.shape[1]), np.int32)
+        self._usage = np.zeros((horizon, self.machines, len(RESOURCES)), np.int32)
         self._add_background(0)
         self._count = np.zeros((horizon, self.machines), np.int32)
-        self._reserved = np.zeros_like(self.capacity_)  # residents' peaks, for the peak view
         self._leaving = Engine({LEAVE: self._leave})  # departures, at their end step
         self._arrived = 0
         self.queue: list[int] = []
@@ -108,11 +110,21 @@ class Replay:
         """Every workload has been placed (the rest of the replay is already recorded)."""
         return self._arrived == len(self.sequence) and not self.queue
 
+    @property
+    def capacity_(self) -> NDArray[np.float64]:
+        """(H, R) units of each machine."""
+        return self.hosts.capacity
+
+    @property
+    def up_(self) -> NDArray[np.bool_]:
+        """(H,) machines open to placement."""
+        return self.hosts.up
+
     def free(self) -> NDArray[np.float64]:
         """(H, R) free units of each machine in the view (negative when over capacity)."""
         if self.view == "current":
-            return self.capacity_ - self._usage[self.now]
-        return self.capacity_ - self._reserved
+            return self.hosts.capacity - self._usage[self.now]
+        return self.hosts.room
 
     def demand(self, jobs) -> NDArray[np.float32]:
         """(B, R) units the workloads ``jobs`` ask for in the view."""
@@ -152,7 +164,7 @@ class Replay:
         _kernels.record_bind(
             self._usage,
             self._count,
-            self._reserved,
+            self.hosts.allocated,
             self.now,
             host,
             usage.data,
@@ -163,6 +175,16 @@ class Replay:
         self._leaving.schedule(end, 0, LEAVE, job)
         self.host_[job], self.start_[job] = host, self.now
         self.queue.remove(job)
+
+    def apply(self, decisions: Decisions) -> None:
+        """Carry out the ``bind`` rows of ``decisions`` in order (a placer's answer for the
+        queue); TVW workloads are neither resized, moved nor lent, so other rows are an error."""
+        if len(decisions) != len(decisions.bind_rows):
+            raise ReclaimError("the TVW replay only binds workloads to machines")
+        for job, host in zip(
+            decisions.bind_rows.tolist(), decisions.bind_hosts.tolist(), strict=True
+        ):
+            self.bind(job, host)
 
     def advance(self) -> bool:
         """Move to the next step at which a decision can differ; False once ``done``.
@@ -186,7 +208,7 @@ class Replay:
         return True
 
     def _leave(self, _: float, job: int) -> None:
-        self._reserved[self.host_[job]] -= self.peak_[job]
+        self.hosts.give(self.host_[job], self.peak_[job])
 
     def _reach(self, end: int) -> None:
         """Grow the recorded steps to at least ``end`` (waiting pushes work past the first guess)."""
