@@ -36,7 +36,7 @@ from reclaim.agent.collector import Collector, LiveView
 from reclaim.agent.config import AgentSettings
 from reclaim.agent.store import Store
 from reclaim.core.clock import SimClock, WallClock
-from reclaim.core.control import forecast_usage
+from reclaim.core.control import control_step, forecast_usage
 from reclaim.core.engine import Engine
 from reclaim.core.types import CPU, Decisions, R, Status
 from reclaim.core.view import Actuator
@@ -182,35 +182,41 @@ class Agent:
         store.add_samples(now, self.collector.sampled, wl.used[self.collector.sampled])
         t1 = time.perf_counter()
 
-        rows = view.running
-        n = len(rows)
-        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
-        fail, forecast, decisions = None, None, Decisions()
-        if n and getattr(self.controller, "needs_forecast", False):
-            try:
-                history = view.usage_history(rows, s.window)
-                component = view.workloads.component[rows]
-                forecast = forecast_usage(self.forecaster, history, rows, component)
-                mean, std = forecast.mean, forecast.std
-            except Exception as err:  # any failure of the model: fail safe, keep running
-                fail = f"forecaster {s.forecaster!r} failed: {err}"
-        t2 = time.perf_counter()
-        if n and fail is None:
-            try:
-                decisions = self.controller.decide(view, forecast)
-            except Exception as err:  # a controller bug must not leave tight limits behind
-                fail = f"controller {s.controller!r} failed: {err}"
-        t3 = time.perf_counter()
+        def forecast(rows):
+            history = view.usage_history(rows, s.window)
+            return forecast_usage(self.forecaster, history, rows, wl.component[rows])
 
-        target, evict, action, reason = self._safe_targets(view, rows, decisions, std, fail)
-        current = wl.limit[rows]
-        changed = np.any(target.astype(np.float32) != current, axis=1) & ~evict
+        safe: dict[str, object] = {}
+
+        def guard(rows, decisions, predicted, failure):
+            """The controller's decisions through grace, fail safe and floors; kept for the
+            record; nothing goes to the actuator in a dry run."""
+            fail = None
+            if failure is not None:
+                stage, err = failure
+                name = s.forecaster if stage == "forecaster" else s.controller
+                fail = f"{stage} {name!r} failed: {err}"
+            std = np.full((len(rows), R), np.inf) if predicted is None else predicted.std
+            target, evict, action, reason = self._safe_targets(view, rows, decisions, std, fail)
+            changed = np.any(target.astype(np.float32) != wl.limit[rows], axis=1) & ~evict
+            safe.update(fail=fail, target=target, evict=evict, action=action, reason=reason)
+            safe["changed"] = changed
+            if s.dry_run:
+                return Decisions()
+            return Decisions(rows[changed], target[changed], rows[evict])
+
+        step = control_step(view, self.controller, forecast, self.actuator, guard, catch=True)
+        rows, n = step.rows, len(step.rows)
+        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
+        if step.forecast is not None:
+            mean, std = step.forecast.mean, step.forecast.std
+        fail, target, evict = safe["fail"], safe["target"], safe["evict"]
+        action, reason, changed = safe["action"], safe["reason"], safe["changed"]
         applied = np.zeros(n, bool)
         killed: list[str] = []
-        if not s.dry_run and (changed.any() or evict.any()):
-            status = self.actuator.apply(Decisions(rows[changed], target[changed], rows[evict]))
+        if len(step.status):
             k = int(changed.sum())
-            ok_resize, ok_evict = status[:k] == Status.OK, status[k:] == Status.OK
+            ok_resize, ok_evict = step.status[:k] == Status.OK, step.status[k:] == Status.OK
             applied[np.flatnonzero(changed)[ok_resize]] = True
             applied[np.flatnonzero(evict)[ok_evict]] = True
             wl.limit[rows[changed][ok_resize]] = target[changed][ok_resize]
@@ -238,9 +244,9 @@ class Agent:
         t5 = time.perf_counter()
         seconds = {
             "read": t1 - t0,
-            "forecast": t2 - t1,
-            "decide": t3 - t2,
-            "apply": t4 - t3,
+            "forecast": step.seconds["forecast"],
+            "decide": step.seconds["decide"],
+            "apply": t4 - t1 - step.seconds["forecast"] - step.seconds["decide"],
             "record": t5 - t4,
         }
         return PeriodReport(now, n, int(changed.sum()), killed, fail, seconds)

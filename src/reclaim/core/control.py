@@ -1,8 +1,10 @@
-"""The controller interface shared by the simulator and the live agent."""
+"""The controller interface and the one control step shared by the simulator and the live agent."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -10,7 +12,7 @@ from numpy.typing import NDArray
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.types import Decisions, R
-from reclaim.core.view import ClusterView
+from reclaim.core.view import Actuator, ClusterView
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +73,69 @@ class Controller(Protocol):
     needs_forecast: bool
 
     def decide(self, view: ClusterView, forecast: Any) -> Decisions: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ControlStep:
+    """What one pass of the loop saw and did.
+
+    rows: (n,) int64 running rows decided on; forecast: the :class:`UsageForecast` (None when the
+    controller needs none or the forecaster failed); decisions: what went to the actuator (after
+    the guard); status: the actuator's Status per decision row, empty when nothing was applied;
+    failure: ``(stage, error)``, ``stage`` "forecaster" or "controller", when a caught exception
+    stopped the pass; seconds: wall time of the forecast, decide and apply phases.
+    """
+
+    rows: NDArray[np.int64]
+    forecast: UsageForecast | None
+    decisions: Decisions
+    status: NDArray[np.int8]
+    failure: tuple[str, Exception] | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+Guard = Callable[[NDArray[np.int64], Decisions, UsageForecast | None, Any], Decisions]
+
+
+def control_step(
+    view: ClusterView,
+    controller: Controller,
+    forecast: Callable[[NDArray[np.int64]], UsageForecast],
+    actuator: Actuator,
+    guard: Guard | None = None,
+    catch: bool = False,
+) -> ControlStep:
+    """One forecast -> decide -> apply pass over the running rows of an observed ``view``: the
+    simulator's tick and the agent's period both run this.
+
+    ``forecast(rows)`` runs only when there are rows and the controller needs a forecast.
+    ``guard(rows, decisions, forecast, failure)`` returns what is really applied (the agent's grace
+    period, fail safe and usage floors; a dry run returns no rows); None applies the controller's
+    decisions as they are. ``catch``: an exception of the forecaster or the controller becomes
+    ``failure`` and no decisions instead of propagating (on live hosts a model bug must not leave
+    tight limits behind; in a simulation it is a bug to see).
+    """
+    rows = view.running
+    predicted, decisions, failure = None, Decisions(), None
+    t0 = time.perf_counter()
+    if len(rows) and getattr(controller, "needs_forecast", False):
+        try:
+            predicted = forecast(rows)
+        except Exception as err:
+            if not catch:
+                raise
+            failure = ("forecaster", err)
+    t1 = time.perf_counter()
+    if len(rows) and failure is None:
+        try:
+            decisions = controller.decide(view, predicted)
+        except Exception as err:
+            if not catch:
+                raise
+            failure = ("controller", err)
+    t2 = time.perf_counter()
+    if guard is not None:
+        decisions = guard(rows, decisions, predicted, failure)
+    status = actuator.apply(decisions) if len(decisions) else np.zeros(0, np.int8)
+    seconds = {"forecast": t1 - t0, "decide": t2 - t1, "apply": time.perf_counter() - t2}
+    return ControlStep(rows, predicted, decisions, status, failure, seconds)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.core.control import Controller, UsageForecast, forecast_usage
+from reclaim.core.control import Controller, UsageForecast, control_step, forecast_usage
 from reclaim.core.engine import Engine
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
@@ -131,8 +131,7 @@ class Simulator:
         self.placer = placer
         self.forecaster = forecaster
         self.forecast_window = forecast_window
-        self._needs_forecast = bool(getattr(controller, "needs_forecast", False))
-        if self._needs_forecast and forecaster is None:
+        if getattr(controller, "needs_forecast", False) and forecaster is None:
             raise ValueError(f"{type(controller).__name__} needs a forecaster")
         self.horizon = np.inf if horizon is None else float(horizon)
         self.on_tick = on_tick
@@ -318,10 +317,8 @@ class Simulator:
         rows = self.running_rows()
         self._advance(rows, t)
         if len(rows):
-            forecast = self._forecast(rows, t) if self._needs_forecast else None
-            decisions = self.controller.decide(self.view, forecast)
-            if len(decisions):
-                self.actuator.apply(decisions)
+            forecast = lambda due: self._forecast(due, t)  # noqa: E731
+            control_step(self.view, self.controller, forecast, self.actuator)
             rows = self.view.running
         wt = self.wt
         demand, oom = _kernels.demand_over_limit(
