@@ -101,7 +101,7 @@ def main() -> None:
             print("by week of arrival after the cut (Figure 10):")
             print(r.by_week.filter(pl.col("predictor") != "oracle"))
             if args.plots is not None:
-                from reclaim.report.lifetime_plots import plot_lifetime_eval
+                from reclaim.lifetime.eval_plots import plot_lifetime_eval
 
                 for p in plot_lifetime_eval(r, args.plots / fmt):
                     print("wrote", p)

@@ -171,8 +171,8 @@ def forecast_eval(
     from reclaim.errors import ReclaimError as UserError
     from reclaim.forecast.eval_run import load_errors, run_evaluation
     from reclaim.forecast.evaluate import EvalTask, model_label
-    from reclaim.report.console import forecast_tables
-    from reclaim.report.forecast_plots import plot_calibration, plot_error_boxplots
+    from reclaim.forecast.plots import plot_calibration, plot_error_boxplots
+    from reclaim.sim.console import forecast_tables
     from reclaim.traces.store import load_store
 
     paths = _usage_stores(store)
@@ -284,13 +284,13 @@ def simulate(
     controller = controller or "reservation"
     from reclaim.api import Sample
     from reclaim.core.tables import HostTable
-    from reclaim.report.console import (
+    from reclaim.report.plots import plot_timeline
+    from reclaim.sim.console import (
         SimProgress,
         overload_warnings,
         summary_table,
         workload_table,
     )
-    from reclaim.report.plots import plot_timeline
     from reclaim.sim.run import RunSettings, build_policies
     from reclaim.sim.run import simulate as run_simulation
 
@@ -490,8 +490,8 @@ def place_eval(
 ) -> None:
     """TVW-RL's evaluation: utilisation, fragmentation, overshoot, machines used and wait of each
     placer at each load, on real usage series; prints the table and draws the bar charts."""
-    from reclaim.report.placement import metrics_table, plot_operational, pool_table
     from reclaim.tvw.evaluate import Policy, run_evaluation
+    from reclaim.tvw.report import metrics_table, plot_operational, pool_table
     from reclaim.tvw.scenario import ScenarioSpec
 
     loads = _loads(load)
@@ -590,7 +590,7 @@ def rl_train(
         background,
         jitter,
     )
-    from reclaim.report.training import plot_curves
+    from reclaim.rl.report import plot_curves
 
     chart = plot_curves([output / POLICY], output / "curve.png")
     Console().print(f"policy: {output / POLICY}, training curve: {chart}")
@@ -647,8 +647,8 @@ def rl_curve(
     ] = Path("results/rl-curve.png"),
 ) -> None:
     """The training curve each policy records: its mean episode return at every iteration."""
-    from reclaim.report.training import plot_curves
     from reclaim.rl.evaluate import Learned
+    from reclaim.rl.report import plot_curves
 
     paths = policies or [Path(Learned(name).policy_path) for name in ("tvw-rl", "deeprm")]
     Console().print(f"training curves: {plot_curves(paths, output)}")
@@ -723,7 +723,6 @@ def rl_eval(
     import polars as pl
     from rich.table import Table
 
-    from reclaim.report.placement import metrics_table, plot_operational, pool_table
     from reclaim.rl.evaluate import (
         CLAIMS,
         Learned,
@@ -732,6 +731,7 @@ def rl_eval(
         trained_scenario,
     )
     from reclaim.tvw.evaluate import Policy, run_evaluation
+    from reclaim.tvw.report import metrics_table, plot_operational, pool_table
     from reclaim.tvw.scenario import ScenarioSpec
 
     loads = _loads(load)
@@ -794,8 +794,8 @@ def rl_ablate(
     """The paper's penalty ablation (its Table 3): a policy per K_u, K_o, K_c setting, the others
     at the defaults, evaluated at one load beside the paper's figures. Resumes; keeps trained
     settings."""
-    from reclaim.report.ablation import axis_table, plot_ablation, trend_lines
     from reclaim.rl.ablation import RESULT, grid, run_ablation, trends
+    from reclaim.rl.ablation_report import axis_table, plot_ablation, trend_lines
     from reclaim.rl.reinforce import TrainConfig
 
     points = grid(_csv(only) if only is not None else None)
@@ -879,11 +879,11 @@ def lifetime_eval(
 ) -> None:
     """Train on the first arrivals, test on the later ones: precision and recall of "lives beyond
     the threshold" at creation, F1 by uptime quantile (reprediction) and by week after training."""
+    from reclaim.lifetime.eval_plots import plot_lifetime_eval
+    from reclaim.lifetime.eval_tables import lifetime_tables
     from reclaim.lifetime.evaluate import evaluate_lifetime
     from reclaim.lifetime.model import LifetimeModel
     from reclaim.lifetime.vms import load_vms
-    from reclaim.report.lifetime_plots import plot_lifetime_eval
-    from reclaim.report.lifetime_tables import lifetime_tables
     from reclaim.traces.store import sample_path
 
     path = sample_path(store.removeprefix("sample:")) if store.startswith("sample:") else store

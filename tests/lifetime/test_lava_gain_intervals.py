@@ -1,10 +1,10 @@
-"""The lava report's gains with 95 % intervals over pools and seeds (reclaim.report.lava)."""
+"""The lava report's gains with 95 % intervals over pools and seeds (reclaim.lifetime.report)."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from reclaim.report.lava import cells, gain_table, paper_table
+from reclaim.lifetime.report import cells, gain_table, paper_table
 
 
 def _runs(pools: int, above: str = "") -> pl.DataFrame:

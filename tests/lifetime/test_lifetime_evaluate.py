@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from reclaim.lifetime.eval_plots import plot_lifetime_eval
 from reclaim.lifetime.evaluate import (
     SEVEN_DAYS,
     binary_metrics,
@@ -19,7 +20,6 @@ from reclaim.lifetime.evaluate import (
 )
 from reclaim.lifetime.model import LifetimeModel
 from reclaim.lifetime.vms import VmTable
-from reclaim.report.lifetime_plots import plot_lifetime_eval
 
 DAY = 86400.0
 

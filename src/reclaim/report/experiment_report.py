@@ -34,6 +34,10 @@ from reclaim.report.experiment_tables import (
 from reclaim.report.html import Section, page
 from reclaim.report.paper import SOURCE, Context, compare, context
 
+#: Kinds whose system folder writes their report: kind -> module offering ``load``, ``sections``
+#: and ``SOURCE`` (imported only when asked for, so that this shared module imports no system).
+KIND_REPORTS = {"lava": "reclaim.lifetime.report", "corp": "reclaim.corp.report"}
+
 
 @dataclass
 class Report:
@@ -115,7 +119,7 @@ def _figures(
 def write_report(root: Path, out: Path) -> Report:
     """Read the store at ``root`` and write plots and ``index.html`` into ``out``."""
     kind = experiment_meta(root).get("kind")
-    if kind in ("lava", "corp"):
+    if kind in KIND_REPORTS:
         return _kind_report(kind, root, out)
     store = load_results(root)
     out.mkdir(parents=True, exist_ok=True)
@@ -149,7 +153,7 @@ def write_report(root: Path, out: Path) -> Report:
 
 def _kind_report(kind: str, root: Path, out: Path) -> Report:
     """The report of a lava or corp experiment: its module's own table, figures and paper rows."""
-    module = importlib.import_module(f"reclaim.report.{kind}")
+    module = importlib.import_module(KIND_REPORTS[kind])
     store = module.load(root)
     out.mkdir(parents=True, exist_ok=True)
     sections, paper = module.sections(store, out)

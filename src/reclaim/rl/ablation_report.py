@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from reclaim.report.placement import PANELS  # noqa: E402
 from reclaim.rl.ablation import PAPER, VALUES  # noqa: E402
+from reclaim.tvw.report import PANELS  # noqa: E402
 
 DIRECTION = {1: "rises", -1: "falls", 0: "stays"}
 

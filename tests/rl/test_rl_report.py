@@ -7,8 +7,8 @@ import pytest
 
 from cli_runner import reclaim
 from reclaim.errors import ReclaimError
-from reclaim.report.training import curve, plot_curves, rolling_mean
 from reclaim.rl.policy import LinearPolicy
+from reclaim.rl.report import curve, plot_curves, rolling_mean
 
 
 def _policy(path, **settings):
