@@ -4,9 +4,12 @@ that a sub-app never imports the main one)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
+
+from reclaim.errors import ReclaimError, TraceError
 
 
 def output_dir(value: Path | None) -> Path | None:
@@ -35,3 +38,56 @@ def report_console() -> Console:
     columns for pipes and files, where nothing wraps."""
     terminal = Console()
     return terminal if terminal.is_terminal else Console(width=160)
+
+
+def csv_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+UsageStores = Annotated[
+    list[Path] | None,
+    typer.Option(
+        help="Store of usage series (a folder, or a shipped sample's name: bitbrains, "
+        "google2011-derived, google2019-usage), repeatable (default: shipped bitbrains and "
+        "google2011-derived samples)."
+    ),
+]
+Scale = Annotated[
+    str,
+    typer.Option(
+        help="How usage becomes units: auto (each workload's own limit where the store has "
+        "limits, else the peak quantile), limit or peak (docs/rl.md)."
+    ),
+]
+Loads = Annotated[str, typer.Option(help="Average cluster loads in %, comma-separated.")]
+
+
+def usage_stores(given: list[Path] | None) -> list[Path]:
+    """The stores given (a path that is no folder but a shipped sample's name is that sample),
+    or the shipped real samples."""
+    from reclaim.traces.store import sample_path
+
+    if not given:
+        return [sample_path("bitbrains"), sample_path("google2011-derived")]
+    return [p if p.is_dir() or len(p.parts) != 1 else sample_or(p) for p in given]
+
+
+def sample_or(path: Path) -> Path:
+    """The shipped sample named ``path``, or ``path`` itself (which then fails as no store)."""
+    from reclaim.traces.store import sample_path
+
+    try:
+        return sample_path(path.name)
+    except TraceError:
+        return path
+
+
+def parse_loads(text: str) -> list[float]:
+    """``--load`` percentages as fractions, or a one-line error."""
+    try:
+        loads = [float(x) / 100 for x in csv_list(text)]
+    except ValueError:
+        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {text!r}") from None
+    if not loads or min(loads) <= 0:
+        raise ReclaimError(f"--load: expected positive percentages, got {text!r}")
+    return loads

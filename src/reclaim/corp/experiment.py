@@ -83,13 +83,8 @@ class CorpRun(KindRun):
 
 @dataclass(frozen=True)
 class CorpSpec(ScaledSpec):
-    name: str
-    description: str
-    path: Path
-    text: str
     scenario: dict[str, Any]
     simulation: dict[str, Any]
-    scales: dict[str, CorpScale]
     cells: tuple[tuple[str, str, dict[str, Any], bool], ...]  # label, provisioner, params, max only
     kind = "corp"
 
@@ -204,7 +199,16 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
             cells.append((label, provisioner, chosen, jobs == "max"))
     if not cells:
         err.fail("[[runs]]", "at least one group of runs is needed")
-    return CorpSpec(name, description, path, text, scenario, simulation, scales, tuple(cells))
+    return CorpSpec(
+        name=name,
+        description=description,
+        path=path,
+        text=text,
+        scales=scales,
+        scenario=scenario,
+        simulation=simulation,
+        cells=tuple(cells),
+    )
 
 
 # ---------------------------------------------------------------------------------- execution

@@ -170,10 +170,15 @@ class _Cell:
     settings: RunSettings
 
 
+@dataclass(frozen=True)
 class ScaledSpec:
-    """What every kind of spec offers about its scales (``scales``: name -> scale)."""
+    """What every kind of spec has: its name and description, the file and text it was read
+    from, and its scales (``scales``: name -> scale) with the default among them."""
 
+    name: str
+    description: str
     path: Path
+    text: str
     scales: dict[str, Any]
 
     @property
@@ -191,14 +196,9 @@ class ScaledSpec:
 
 @dataclass(frozen=True)
 class ExperimentSpec(ScaledSpec):
-    name: str
-    description: str
-    path: Path
-    text: str
     workload: dict[str, Any]
     stores: tuple[str, tuple[str, ...], str | None]
     arrival_days_per_150k: float
-    scales: dict[str, Scale]
     cells: tuple[_Cell, ...]
     kind = "shaping"
 

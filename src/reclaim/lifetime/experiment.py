@@ -125,15 +125,10 @@ class LavaRun(KindRun):
 
 @dataclass(frozen=True)
 class LavaSpec(ScaledSpec):
-    name: str
-    description: str
-    path: Path
-    text: str
     pools: dict[str, Pool]
     model: dict[str, Any]
     train_fraction: float
     defrag: dict[str, Any]
-    scales: dict[str, LavaScale]
     cells: tuple[tuple[str, str, str, str], ...]  # label, placement, lifetimes, defrag
     kind = "lava"
 
@@ -296,7 +291,16 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
     if not cells:
         err.fail("[[runs]]", "at least one group of runs is needed")
     return LavaSpec(
-        name, description, path, text, pools, model, fraction, defrag_settings, scales, tuple(cells)
+        name=name,
+        description=description,
+        path=path,
+        text=text,
+        scales=scales,
+        pools=pools,
+        model=model,
+        train_fraction=fraction,
+        defrag=defrag_settings,
+        cells=tuple(cells),
     )
 
 
