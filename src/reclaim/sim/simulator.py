@@ -49,9 +49,8 @@ from numpy.typing import NDArray
 
 from reclaim.core.control import Controller, UsageForecast, control_step, forecast_usage
 from reclaim.core.engine import Engine
-from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
-from reclaim.core.types import MEM, Decisions, R, Status
+from reclaim.core.types import MEM, R, Status
 from reclaim.forecast.base import Forecaster
 from reclaim.placement.framework import Placer
 from reclaim.sim import _kernels
@@ -63,15 +62,16 @@ from reclaim.workload.model import Workload
 COMPLETE, ARRIVAL, TICK = 0, 1, 2
 _PRIORITY = {COMPLETE: 0, ARRIVAL: 1, TICK: 2}
 
-# Simulator-private per-row arrays, grown with the workload table.
+# Per-row arrays beside the workload table, grown with it: the private progress of each row, and
+# where its usage shape starts and how long it is (which the view reads for usage histories).
 _ROW_ARRAYS = (
     "_remaining",
     "_since",
     "_rate",
     "_epoch",
-    "_shape_base",
-    "_shape_len",
-    "_shape_offset",
+    "shape_base",
+    "shape_len",
+    "shape_offset",
 )
 
 # Application states (int8).
@@ -183,9 +183,9 @@ class Simulator:
         self._epoch = np.zeros(1024, np.int64)
         # Per row: where its usage shape starts in shapes.data, its length and start offset;
         # cached at start so that every tick reads small row arrays, not the (C,) component ones.
-        self._shape_base = np.zeros(1024, np.int64)
-        self._shape_len = np.ones(1024, np.int64)
-        self._shape_offset = np.zeros(1024, np.int64)
+        self.shape_base = np.zeros(1024, np.int64)
+        self.shape_len = np.ones(1024, np.int64)
+        self.shape_offset = np.zeros(1024, np.int64)
         self._batches: dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
         self._free_buf = np.empty_like(self.hosts.capacity)
         self._arrived = 0
@@ -328,9 +328,9 @@ class Simulator:
             wt.start,
             wt.request,
             wt.limit,
-            self._shape_base,
-            self._shape_len,
-            self._shape_offset,
+            self.shape_base,
+            self.shape_len,
+            self.shape_offset,
             self.workload.shapes.data,
         )
         if getattr(self.controller, "soft_memory_limits", False):
@@ -496,9 +496,9 @@ class Simulator:
                 self._since,
                 self._rate,
                 self._epoch,
-                self._shape_base,
-                self._shape_len,
-                self._shape_offset,
+                self.shape_base,
+                self.shape_len,
+                self.shape_offset,
                 self.queue.q,
                 self.elastic_waiting.items,
                 self.elastic_waiting.n,
@@ -602,9 +602,9 @@ class Simulator:
                 wt.start,
                 self._remaining,
                 self._since,
-                self._shape_base,
-                self._shape_len,
-                self._shape_offset,
+                self.shape_base,
+                self.shape_len,
+                self.shape_offset,
                 self.comp_state,
                 self.hosts.allocated,
                 self.period,
@@ -624,6 +624,14 @@ class Simulator:
         if self._rows is None:
             self._rows = np.flatnonzero(self.wt.host >= 0)
         return self._rows
+
+    def preempt(self, rows: NDArray[np.int64]) -> None:
+        """A controller stops ``rows`` now: their work is lost (core rows fail their application)."""
+        self._kill(rows, Status.KILLED, self.now)
+
+    def allocation_shrank(self) -> None:
+        """Limits went down: waiting work may fit now, so the next instant runs a scheduling pass."""
+        self._dirty = True
 
     def _release(self, rows: NDArray[np.int64]) -> None:
         self._rows = None
@@ -710,9 +718,9 @@ class Simulator:
             self.period,
             wt.start,
             wt.request,
-            self._shape_base,
-            self._shape_len,
-            self._shape_offset,
+            self.shape_base,
+            self.shape_len,
+            self.shape_offset,
             self.workload.shapes.data,
         )
 
@@ -735,7 +743,7 @@ class Simulator:
             future = None
             if self.forecaster.needs_future:
                 future = lambda seen: self._demand(sub[seen], t)  # noqa: E731
-            history = self.usage_history(sub, self.forecast_window)
+            history = self.view.usage_history(sub, self.forecast_window)
             fc = forecast_usage(self.forecaster, history, sub, self.wt.component[sub], future)
             mean[due], std[due], fallback[due] = fc.mean, fc.std, fc.fallback
             # counted where a fallback changes a decision: rows past the grace period
@@ -743,52 +751,6 @@ class Simulator:
             self.stats.forecasts += int(counted.sum())
             self.stats.forecast_fallbacks += int((fc.fallback & counted).sum())
         return UsageForecast(rows, mean, std, fallback)
-
-    def usage_history(self, rows: NDArray[np.int64], window: int) -> GroupedArray:
-        """Past demand of ``rows``: up to ``window`` samples each, oldest first (see SimView)."""
-        data, indptr = _kernels.usage_history(
-            np.asarray(rows, np.int64),
-            self.now,
-            self.period,
-            window,
-            self.wt.start,
-            self.wt.request,
-            self._shape_base,
-            self._shape_len,
-            self._shape_offset,
-            self.workload.shapes.data,
-        )
-        return GroupedArray(data, indptr)
-
-    # ------------------------------------------------------------------ controller decisions
-    def apply(self, decisions: Decisions) -> NDArray[np.int8]:
-        """Evict, then resize; returns a Status per decision row (resizes first, then evictions).
-
-        A resize that would push its host over capacity is refused (UNSCHEDULABLE).
-        """
-        status = np.full(len(decisions.resize_rows) + len(decisions.evict), Status.OK, np.int8)
-        if len(decisions.evict):
-            self._kill(decisions.evict.astype(np.int64), Status.KILLED, self.now)
-        rows = decisions.resize_rows.astype(np.int64)
-        alive = self.wt.host[rows] >= 0
-        status[: len(rows)][~alive] = Status.UNSCHEDULABLE
-        rows, limit = rows[alive], decisions.resize_limit[alive]
-        if len(rows) == 0:
-            return status
-        host = self.wt.host[rows]
-        delta = limit - self.wt.limit[rows]
-        after = self.hosts.allocated.copy()
-        for r in range(R):
-            after[:, r] += np.bincount(host, delta[:, r], minlength=len(self.hosts))
-        over = np.any(after > self.hosts.capacity + 1e-6, axis=1)
-        refused = over[host] & np.any(delta > 0, axis=1)
-        ok = ~refused
-        _kernels.add_allocation(self.hosts.allocated, host[ok], delta[ok], 1)
-        self.wt.limit[rows[ok]] = limit[ok]
-        status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
-        if np.any(delta[ok] < 0):
-            self._dirty = True
-        return status
 
     # ------------------------------------------------------------------ bookkeeping
     def _reject(self, app: int) -> None:

@@ -1,4 +1,5 @@
-"""The simulator's :class:`~reclaim.core.view.ClusterView` and actuator."""
+"""The simulator's :class:`~reclaim.core.view.ClusterView` and actuator: what a controller reads
+of the simulator's state, and how its decisions change that state."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from numpy.typing import NDArray
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
-from reclaim.core.types import Decisions
+from reclaim.core.types import Decisions, R, Status
+from reclaim.sim import _kernels
 
 if TYPE_CHECKING:
     from reclaim.sim.simulator import Simulator
@@ -61,7 +63,20 @@ class SimView:
         Samples are the components' demand (CPU before throttling), oldest first; the current
         interval's sample is not included: it is the future a forecaster is asked about.
         """
-        return self._sim.usage_history(np.asarray(rows), window)
+        sim = self._sim
+        data, indptr = _kernels.usage_history(
+            np.asarray(rows, np.int64),
+            sim.now,
+            sim.period,
+            window,
+            sim.wt.start,
+            sim.wt.request,
+            sim.shape_base,
+            sim.shape_len,
+            sim.shape_offset,
+            sim.workload.shapes.data,
+        )
+        return GroupedArray(data, indptr)
 
 
 class SimActuator:
@@ -71,4 +86,31 @@ class SimActuator:
         self._sim = sim
 
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
-        return self._sim.apply(decisions)
+        """Evict, then resize; returns a Status per decision row (resizes first, then evictions).
+
+        A resize that would push its host over capacity is refused (UNSCHEDULABLE).
+        """
+        sim, wt, hosts = self._sim, self._sim.wt, self._sim.hosts
+        status = np.full(len(decisions.resize_rows) + len(decisions.evict), Status.OK, np.int8)
+        if len(decisions.evict):
+            sim.preempt(decisions.evict.astype(np.int64))
+        rows = decisions.resize_rows.astype(np.int64)
+        alive = wt.host[rows] >= 0
+        status[: len(rows)][~alive] = Status.UNSCHEDULABLE
+        rows, limit = rows[alive], decisions.resize_limit[alive]
+        if len(rows) == 0:
+            return status
+        host = wt.host[rows]
+        delta = limit - wt.limit[rows]
+        after = hosts.allocated.copy()
+        for r in range(R):
+            after[:, r] += np.bincount(host, delta[:, r], minlength=len(hosts))
+        over = np.any(after > hosts.capacity + 1e-6, axis=1)
+        refused = over[host] & np.any(delta > 0, axis=1)
+        ok = ~refused
+        _kernels.add_allocation(hosts.allocated, host[ok], delta[ok], 1)
+        wt.limit[rows[ok]] = limit[ok]
+        status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
+        if np.any(delta[ok] < 0):
+            sim.allocation_shrank()
+        return status
