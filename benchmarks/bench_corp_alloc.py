@@ -11,7 +11,7 @@ earlier 200 VMs on 40 PMs with Google 2011 / Bitbrains usage held per slot), see
 * **Running jobs** (the lenders): every scenario job at least ``2 Delta`` = 24 slots long runs on a
   VM (placed once, untimed), with the first half of its demand profile as its observed usage.
 * **The batch**: all 300 scenario jobs arrive in the same slot.
-* **Timed** (the simulator's own code, :class:`reclaim.corp.simulator._Run`): one refresh (each
+* **Timed** (the simulator's own code, :class:`reclaim.corp.simulator._Simulation`): one refresh (each
   provisioner's ``lendable`` for every running job, both resources: CORP's DNN + HMM + sigma_hat +
   eq. 19/21) and one allocation (placement of the 300 against the unlocked unused resources, then
   the rest against free capacity, loans booked). Provisioners are fitted beforehand (training is
@@ -45,7 +45,7 @@ from reclaim.core.grouped import GroupedArray
 from reclaim.corp.scenario import CorpScenario, JobSet, build_scenario
 from reclaim.corp.simulator import (
     _make_placer,
-    _Run,
+    _Simulation,
     default_placement,
     fit_provisioners,
     simulate,
@@ -67,10 +67,10 @@ def with_running(sc: CorpScenario, min_slots: int) -> tuple[CorpScenario, np.nda
     return scenario, np.arange(len(long)), jobs.duration[long] // 2
 
 
-def start_state(sc: CorpScenario, provs, method: str, running, hist, window: int) -> _Run:
+def start_state(sc: CorpScenario, provs, method: str, running, hist, window: int) -> _Simulation:
     """A simulator state at slot t: the running jobs placed with ``hist`` slots of usage each, the
     batch waiting. The slot t is a refresh slot (a multiple of ``window``)."""
-    run = _Run(sc, provs, _make_placer(default_placement(method), 0), window, None, "loans")
+    run = _Simulation(sc, provs, _make_placer(default_placement(method), 0), window, None, "loans")
     t = int(np.ceil(hist.max() / window) * window)
     run.t = t
     free = run.cap - run.vm_alloc
@@ -87,7 +87,7 @@ def start_state(sc: CorpScenario, provs, method: str, running, hist, window: int
     return run
 
 
-def allocation_ms(run: _Run, repeats: int) -> tuple[list[float], dict[str, float]]:
+def allocation_ms(run: _Simulation, repeats: int) -> tuple[list[float], dict[str, float]]:
     """Wall times (ms) of refresh + allocate from copies of ``run``; with the last run's stats."""
     times = []
     for _ in range(repeats):

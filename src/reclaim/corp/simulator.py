@@ -302,7 +302,7 @@ def simulate(
         raise ReclaimError(f"need one provisioner per resource ({R}), got {len(provisioners)}")
     placer = _make_placer(placement, seed)
     warm_up(provisioners, placer, window)
-    sim = _Run(scenario, provisioners, placer, window, max_slots, borrowing, seed=seed)
+    sim = _Simulation(scenario, provisioners, placer, window, max_slots, borrowing, seed=seed)
     sim.run()
     return sim.result(provisioner, placement, epsilon, fit_s)
 
@@ -335,7 +335,7 @@ def warm_up(provisioners: list[Any], placer: Placer, window: int) -> None:
     _WARM.add(key)
 
 
-class _Run:
+class _Simulation:
     """The state of one simulation, columnar over jobs (N,) and VMs (V,)."""
 
     def __init__(

@@ -343,7 +343,7 @@ def replay_pool(
     if not m0 < stop:
         raise ReclaimError(f"nothing to measure: warm-up {warmup_s} s reaches the end {stop}")
     shapes, weights = representative_mix(vms.request, mix_size)
-    run = _Run(view, placer, defrag, m0, stop, shapes, weights)
+    run = _PoolReplay(view, placer, defrag, m0, stop, shapes, weights)
 
     engine = Engine(
         {
@@ -406,7 +406,7 @@ TIMELINE_SCHEMA = {
 }
 
 
-class _Run:
+class _PoolReplay:
     """Event handlers of one replay and what they count."""
 
     def __init__(self, view, placer, defrag, m0, m1, shapes, weights) -> None:
