@@ -135,8 +135,7 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
         ("name", "kind", "description", "scenario", "simulation", "scale", "runs"),
         "top level",
     )
-    name = err.spec_name(doc)
-    description = err.typed(doc.get("description", ""), str, "description")
+    head = err.head(doc, text)
 
     scenario = dict(err.typed(doc.get("scenario", {}), dict, "[scenario]"))
     allowed = set(inspect.signature(build_scenario).parameters) - {"n_jobs", "seed"}
@@ -200,10 +199,7 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     if not cells:
         err.fail("[[runs]]", "at least one group of runs is needed")
     return CorpSpec(
-        name=name,
-        description=description,
-        path=path,
-        text=text,
+        **head,
         scales=scales,
         scenario=scenario,
         simulation=simulation,

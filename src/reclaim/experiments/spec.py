@@ -280,8 +280,7 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     err.keys(
         doc, ("name", "kind", "description", "workload", "cluster", "scale", "runs"), "top level"
     )
-    name = err.spec_name(doc)
-    description = err.typed(doc.get("description", ""), str, "description")
+    head = err.head(doc, text)
 
     wl = err.typed(doc.get("workload", {}), dict, "[workload]")
     err.keys(
@@ -329,10 +328,7 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
         err.fail("[[runs]]", "at least one group of runs is needed")
     cells = [cell for i, g in enumerate(groups, 1) for cell in _expand(g, i, defaults, err)]
     return ExperimentSpec(
-        name=name,
-        description=description,
-        path=path,
-        text=text,
+        **head,
         workload=workload,
         stores=stores,
         arrival_days_per_150k=days,
@@ -490,12 +486,15 @@ class SpecErrors:
             self.fail(key, f"expected {'a whole number' if integer else 'a number'}, got {value!r}")
         return value if integer else float(value)
 
-    def spec_name(self, doc: dict) -> str:
-        """The spec's ``name``: letters, digits, '.', '_' and '-' (it names result folders)."""
+    def head(self, doc: dict, text: str) -> dict[str, Any]:
+        """The fields every kind of spec starts with (:class:`ScaledSpec`'s but the scales): its
+        ``name`` (letters, digits, '.', '_' and '-': it names result folders), ``description``,
+        and the file and ``text`` it was read from."""
         name = self.typed(doc.get("name"), str, "name")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", name):
             self.fail("name", f"use letters, digits, '.', '_' and '-' only, got {name!r}")
-        return name
+        description = self.typed(doc.get("description", ""), str, "description")
+        return {"name": name, "description": description, "path": self.path, "text": text}
 
     def seeds(self, value: Any, key: str) -> tuple[int, ...]:
         """A non-empty list of distinct whole numbers."""

@@ -182,8 +182,7 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
         ("name", "kind", "description", "model", "defrag", "pools", "scale", "runs"),
         "top level",
     )
-    name = err.spec_name(doc)
-    description = err.typed(doc.get("description", ""), str, "description")
+    head = err.head(doc, text)
 
     model = dict(err.typed(doc.get("model", {}), dict, "[model]"))
     fraction = err.number(model.pop("train_fraction", 0.6), "model.train_fraction")
@@ -291,10 +290,7 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
     if not cells:
         err.fail("[[runs]]", "at least one group of runs is needed")
     return LavaSpec(
-        name=name,
-        description=description,
-        path=path,
-        text=text,
+        **head,
         scales=scales,
         pools=pools,
         model=model,
