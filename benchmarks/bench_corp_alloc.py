@@ -73,13 +73,13 @@ def start_state(sc: CorpScenario, provs, method: str, running, hist, window: int
     run = _Simulation(sc, provs, _make_placer(default_placement(method), 0), window, None, "loans")
     t = int(np.ceil(hist.max() / window) * window)
     run.t = t
-    free = run.cap - run.vm_alloc
-    vm = run.placer.place(run.cap, free, run.up, run.req[running].astype(np.float32))
+    vms = run.vms
+    vm = run.placer.place(vms.capacity, vms.room, vms.up, run.req[running].astype(np.float32))
     ok = vm >= 0
     placed = running[ok]
     run.host[placed] = vm[ok]
     run.start[placed] = t - hist[ok]
-    np.add.at(run.vm_alloc, vm[ok], run.req[placed])
+    np.add.at(vms.allocated, vm[ok], run.req[placed])
     for i, h in zip(placed, hist[ok], strict=True):
         run.used_log[t - h : t, i] = run.jobs.demand[i][:h]
         run.demand_log[t - h : t, i] = run.jobs.demand[i][:h]
