@@ -175,7 +175,7 @@ def main() -> None:
 
     if corp_provs is None:
         corp_provs = fit_provisioners(sc.train, "corp")
-    model = corp_provs[0].model_
+    model = corp_provs[0]  # the provisioner is the fitted UnusedPredictor
     usage = sc.train.usage(0)
     keep = np.flatnonzero(usage.lengths >= model.window)
     hist_cpu = GroupedArray.from_series([usage[i] for i in keep])
