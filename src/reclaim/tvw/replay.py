@@ -92,6 +92,9 @@ class Replay:
         # The machines' ledger: ``allocated`` holds the residents' peaks (the peak view's
         # reservations), in units, which float64 keeps exact.
         self.hosts = HostTable(np.full((self.machines, len(RESOURCES)), float(self.units)))
+        # The ledger's own arrays under the names the environments read on every step (plain
+        # attributes, not properties: a step reads them several times; bench_rl.py).
+        self.capacity_, self.up_ = self.hosts.capacity, self.hosts.up
         self.now = 0
         self.host_ = np.full(len(seq), -1, np.int32)
         self.start_ = np.full(len(seq), -1, np.int64)
@@ -109,16 +112,6 @@ class Replay:
     def done(self) -> bool:
         """Every workload has been placed (the rest of the replay is already recorded)."""
         return self._arrived == len(self.sequence) and not self.queue
-
-    @property
-    def capacity_(self) -> NDArray[np.float64]:
-        """(H, R) units of each machine."""
-        return self.hosts.capacity
-
-    @property
-    def up_(self) -> NDArray[np.bool_]:
-        """(H,) machines open to placement."""
-        return self.hosts.up
 
     def free(self) -> NDArray[np.float64]:
         """(H, R) free units of each machine in the view (negative when over capacity)."""
