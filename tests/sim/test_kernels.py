@@ -256,13 +256,14 @@ def test_start_fills_rows_and_completes_the_fast_ones():
     comp_state, allocated = np.full(3, 1, np.int8), np.zeros((2, R))
     free_rows = np.array([3, 2, 1, 0])
     comps, where = np.array([0, 1, 2]), np.array([1, -1, 0], np.int32)  # component 1 not placed
-    top, still, after, rows, epochs, finish, starts = _kernels.start(
-        free_rows, 4, comps, where, 0, 7, 600.0,
+    workload = _kernels.WorkloadColumns(
         request, work, np.array([True, False, False]), np.zeros(3, np.int32),
         np.array([0, 0, 1], np.int32), np.array([0, 2]), data,
-        *wt.values(), remaining, since, base, length, offset, comp_state, allocated,
-        300.0, rate, epoch,
     )  # fmt: skip
+    columns = _kernels.RowColumns(*wt.values(), remaining, since, rate, epoch, base, length, offset)
+    top, still, after, rows, epochs, finish, starts = _kernels.start(
+        free_rows, 4, comps, where, 0, 7, 600.0, workload, columns, comp_state, allocated, 300.0
+    )
     # Rows are popped from the top of the stack: component 0 in row 1, component 2 in row 0.
     assert top == 2 and still.tolist() == [1] and after == 3
     assert wt["component"].tolist() == [2, 0, -1, -1] and wt["host"].tolist() == [0, 1, -1, -1]
@@ -438,9 +439,14 @@ def test_start_into_is_start_then_one_event_per_group(m, seed):
             s["comp_state"], s["allocated"], 300.0, s["rate"], s["epoch"],
         )  # fmt: skip
 
-    top, still, after, rows, epochs, finish, starts = _kernels.start(
-        ref["free_rows"], n_rows, comps, where, n_ret, 4, t, *wl, *row_args(ref)
+    columns = _kernels.RowColumns(
+        *(ref[k] for k in ("component", "app", "host", "request", "limit", "core", "start")),
+        *(ref[k] for k in ("remaining", "since", "rate", "epoch", "base", "length", "offset")),
     )
+    top, still, after, rows, epochs, finish, starts = _kernels.start(
+        ref["free_rows"], n_rows, comps, where, n_ret, 4, t, _kernels.WorkloadColumns(*wl),
+        columns, ref["comp_state"], ref["allocated"], 300.0,
+    )  # fmt: skip
     heap = _kernels.CompletionHeap(8)
     heap.reserve(m)
     still_out = np.empty(m, np.int64)

@@ -4,7 +4,8 @@ An event (a completion batch, a pass that starts a few components) touches a han
 with numpy it cost dozens of small array calls, each a few microseconds of overhead, and millions of
 events make a paper-scale run. These kernels do each step in one call (``benchmarks/bench_simulate.py``
 shows what that pays). ``tests/sim/test_kernels.py`` compares them with plain numpy references.
-Signatures are plain arrays and scalars so that numba's on-disk cache serves every process;
+Signatures are arrays, scalars and named tuples of arrays, all of which numba's on-disk cache
+serves to every process;
 ``error_model="numpy"`` makes a division by zero give inf/nan as numpy does (a component allocated
 no CPU never finishes) instead of raising.
 
@@ -17,6 +18,8 @@ of calls was a seventh of the run): speed tricks, like every other marked so.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -209,49 +212,57 @@ def stable_argsort(keys):
     return idx
 
 
+class WorkloadColumns(NamedTuple):
+    """The workload's per-component arrays the kernels read: request (C, R) float32, work (C,)
+    float32, core (C,) bool, shape and shape_offset (C,) int32, and the usage shapes' indptr and
+    data (the rows of a :class:`~reclaim.core.grouped.GroupedArray`)."""
+
+    request: np.ndarray
+    work: np.ndarray
+    core: np.ndarray
+    shape: np.ndarray
+    shape_offset: np.ndarray
+    shape_indptr: np.ndarray
+    shape_data: np.ndarray
+
+
+class RowColumns(NamedTuple):
+    """Per row of the workload table: its columns (``WorkloadTable``'s but ``used``), then the
+    simulator's progress of the row (work left, since when, speed, completion epoch) and where its
+    usage shape starts, how long it is and its offset."""
+
+    component: np.ndarray
+    app: np.ndarray
+    host: np.ndarray
+    request: np.ndarray
+    limit: np.ndarray
+    core: np.ndarray
+    start: np.ndarray
+    remaining: np.ndarray
+    since: np.ndarray
+    rate: np.ndarray
+    epoch: np.ndarray
+    shape_base: np.ndarray
+    shape_len: np.ndarray
+    shape_offset: np.ndarray
+
+
 @numba.njit(cache=True, error_model="numpy")
-def start(
-    free_rows,
-    top,
-    comps,
-    where,
-    n_returned,
-    app,
-    t,
-    wl_request,
-    wl_work,
-    wl_core,
-    wl_shape,
-    wl_offset,
-    shape_indptr,
-    shape_data,
-    wt_component,
-    wt_app,
-    wt_host,
-    wt_request,
-    wt_limit,
-    wt_core,
-    wt_start,
-    remaining,
-    since,
-    shape_base,
-    shape_len,
-    shape_offset,
-    comp_state,
-    allocated,
-    period,
-    rate,
-    epoch,
-):
+def start(free_rows, top, comps, where, n_returned, app, t, workload, row_columns, comp_state,
+          allocated, period):  # fmt: skip
     """Start those of ``app``'s components ``comps`` (m,) that were placed, on hosts ``where`` (m,)
     (-1: not placed), at ``t``, in rows popped from the free-row stack ``free_rows[:top]``. Fills
     the rows (limit = request), caches where each row's usage shape starts, marks the components
-    RUNNING, adds their requests to the hosts' allocation and sets their rates.
+    RUNNING, adds their requests to the hosts' allocation and sets their rates. ``workload``: a
+    :class:`WorkloadColumns`; ``row_columns``: a :class:`RowColumns`.
 
     Returns the new top, what :func:`elastic_outcome` says of ``comps`` but the count, then what
     :func:`set_rates` returns. One call instead of two pays in the simulator's hot path. When the
     stack holds fewer rows than were placed, nothing changes and the top returned is -1.
     """
+    wl_request, wl_work, wl_core, wl_shape, wl_offset, shape_indptr, shape_data = workload
+    wt_component, wt_app, wt_host, wt_request, wt_limit, wt_core, wt_start = row_columns[:7]
+    remaining, since, rate, epoch, shape_base, shape_len, shape_offset = row_columns[7:]
     n, still, after = elastic_outcome(comps, where, n_returned)
     if top < n:
         none = np.empty(0, np.int64)
@@ -1175,98 +1186,105 @@ def _room_returned(need, r_off, r_len, r_pool, r_state):
     return r_state[0] + need <= len(r_pool) // 2
 
 
+class AppColumns(NamedTuple):
+    """Per application: state, first start, start, end, components done and its size, core
+    components and their total request, smallest elastic request, next elastic to start."""
+
+    state: np.ndarray
+    first_start: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    done: np.ndarray
+    size: np.ndarray
+    n_core: np.ndarray
+    core_total: np.ndarray
+    min_elastic: np.ndarray
+    next_elastic: np.ndarray
+
+
+class HostColumns(NamedTuple):
+    """The host table's capacity, allocation and up, with the loop's cache of free room (per host
+    and in total) and the hosts whose cache is stale (flags and list)."""
+
+    capacity: np.ndarray
+    allocated: np.ndarray
+    up: np.ndarray
+    free: np.ndarray
+    free_total: np.ndarray
+    dirty: np.ndarray
+    dirty_list: np.ndarray
+
+
+class QueueColumns(NamedTuple):
+    """The admission queue, the set of applications with elastic components waiting, and the
+    lists of returned components (:class:`AppQueue`, :class:`AppSet`, :class:`ComponentLists`)."""
+
+    queue: np.ndarray
+    waiting_items: np.ndarray
+    waiting_n: np.ndarray
+    returned_off: np.ndarray
+    returned_len: np.ndarray
+    returned_pool: np.ndarray
+    returned_state: np.ndarray
+
+
+class HeapColumns(NamedTuple):
+    """The pending completions (:class:`CompletionHeap`): times, tie-break sequence, each event's
+    batch (offset, length) into rows and epochs, and the heap's counters."""
+
+    time: np.ndarray
+    seq: np.ndarray
+    off: np.ndarray
+    len: np.ndarray
+    rows: np.ndarray
+    epoch: np.ndarray
+    state: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """Buffers the loop's passes reuse instead of allocating (placement and sorting scratch)."""
+
+    comps: np.ndarray
+    where: np.ndarray
+    req: np.ndarray
+    raw: np.ndarray
+    before: np.ndarray
+    buf: np.ndarray
+    runs: np.ndarray
+    still: np.ndarray
+    sums: np.ndarray
+    sort_keys: np.ndarray
+    sort_idx: np.ndarray
+    open_: np.ndarray
+    bounds: np.ndarray
+
+
 @numba.njit(cache=True, error_model="numpy")
-def run_events(
-    until,
-    pass_only,
-    t_pass,
-    mode,
-    period,
-    biggest,
-    cap_total,
-    arrival,
-    cp,
-    wl_request,
-    wl_work,
-    wl_core,
-    wl_shape,
-    wl_offset,
-    shape_indptr,
-    shape_data,
-    app_state,
-    app_first_start,
-    app_start,
-    app_end,
-    app_done,
-    app_size,
-    n_core,
-    core_total,
-    min_elastic,
-    next_elastic,
-    comp_state,
-    capacity,
-    allocated,
-    up,
-    free,
-    free_rows,
-    wt_component,
-    wt_app,
-    wt_host,
-    wt_request,
-    wt_limit,
-    wt_core,
-    wt_start,
-    remaining,
-    since,
-    rate,
-    epoch,
-    shape_base,
-    shape_len,
-    shape_offset,
-    q,
-    w_items,
-    w_n,
-    r_off,
-    r_len,
-    r_pool,
-    r_state,
-    h_time,
-    h_seq,
-    h_off,
-    h_len,
-    b_rows,
-    b_epoch,
-    hs,
-    ist,
-    fst,
-    snap,
-    sc_comps,
-    sc_where,
-    sc_req,
-    raw,
-    before,
-    buf,
-    runs,
-    sc_still,
-    sums,
-    sort_keys,
-    sort_idx,
-    open_,
-    bounds_,
-    dirty,
-    dirty_list,
-    free_total,
-):
+def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arrival, cp, workload,
+               apps, comp_state, hosts, free_rows, row_columns, queues, heap, ist, fst, snap,
+               scratch):  # fmt: skip
     """Process arrivals and completions up to and including time ``until``, each followed by the
     admission pass it triggers, as the engine and the simulator's handlers would; with
     ``pass_only``, only the pass a monitor tick at ``t_pass`` asks for. A call that returns
     anything but ``DONE_LOOP`` stopped before what it needs; called again, it resumes there.
 
-    The arguments are the simulator's arrays (the workload, per application, hosts, workload
-    table rows, the shared containers above); ``ist``/``fst`` hold the loop's state. One function,
-    not one per step: every array handed to a compiled call is reference-counted on the way in
-    and out, and with helpers taking tuples of them that counting was most of the loop's time.
+    The arguments are the simulator's arrays, grouped in the named tuples above (the workload, per
+    application, hosts, workload table rows, the shared containers); ``ist``/``fst`` hold the
+    loop's state. Each group is unpacked into locals here, and the helpers below take those
+    arrays one by one. One function, not one per step: every array handed to a compiled call is
+    reference-counted on the way in and out, and with helpers taking tuples of them that counting
+    was most of the loop's time.
     """
+    wl_request, wl_work, wl_core, wl_shape, wl_offset, shape_indptr, shape_data = workload
+    app_state, app_first_start, app_start, app_end, app_done, app_size = apps[:6]
+    n_core, core_total, min_elastic, next_elastic = apps[6:]
+    capacity, allocated, up, free, free_total, dirty, dirty_list = hosts
+    wt_component, wt_app, wt_host, wt_request, wt_limit, wt_core, wt_start = row_columns[:7]
+    remaining, since, rate, epoch, shape_base, shape_len, shape_offset = row_columns[7:]
+    q, w_items, w_n, r_off, r_len, r_pool, r_state = queues
+    h_time, h_seq, h_off, h_len, b_rows, b_epoch, hs = heap
+    sc_comps, sc_where, sc_req, raw, before, buf, runs, sc_still, sums = scratch[:9]
+    sort_keys, sort_idx, open_, bounds_ = scratch[9:]
     n_apps = len(arrival)
     ist[I_ALLDIRTY] = 1  # the simulator may have changed any host since the last call
     while True:

@@ -451,88 +451,37 @@ class Simulator:
         ist[k.I_TOP], ist[k.I_FINISHED] = self._free_top, self.finished
         biggest, cap_total = hosts.capacity.max(axis=0), hosts.capacity.sum(0)
         while True:
-            wt, ret = self.wt, self.returned
+            ret = self.returned
             status = k.run_events(
-                until,
-                pass_at is not None,
-                0.0 if pass_at is None else pass_at,
-                self._mode,
-                self.period,
-                biggest,
-                cap_total,
-                wl.arrival,
-                wl.comp_indptr,
-                wl.request,
-                wl.work,
-                wl.core,
-                wl.shape,
-                wl.shape_offset,
-                wl.shapes.indptr,
-                wl.shapes.data,
-                self.app_state,
-                self.app_first_start,
-                self.app_start,
-                self.app_end,
-                self.app_done,
-                self.app_size,
-                self.n_core,
-                self.core_total,
-                self.min_elastic,
-                self.next_elastic,
+                until, pass_at is not None, 0.0 if pass_at is None else pass_at, self._mode,
+                self.period, biggest, cap_total, wl.arrival, wl.comp_indptr,
+                self._workload_columns(),
+                k.AppColumns(
+                    self.app_state, self.app_first_start, self.app_start, self.app_end,
+                    self.app_done, self.app_size, self.n_core, self.core_total, self.min_elastic,
+                    self.next_elastic,
+                ),
                 self.comp_state,
-                hosts.capacity,
-                hosts.allocated,
-                hosts.up,
-                self._free_buf,
+                k.HostColumns(
+                    hosts.capacity, hosts.allocated, hosts.up, self._free_buf, self._free_total,
+                    self._dirty_hosts, self._dirty_list,
+                ),
                 self._free_rows,
-                wt.component,
-                wt.app,
-                wt.host,
-                wt.request,
-                wt.limit,
-                wt.core,
-                wt.start,
-                self._remaining,
-                self._since,
-                self._rate,
-                self._epoch,
-                self.shape_base,
-                self.shape_len,
-                self.shape_offset,
-                self.queue.q,
-                self.elastic_waiting.items,
-                self.elastic_waiting.n,
-                ret.off,
-                ret.length,
-                ret.pool,
-                ret.state,
-                heap.time,
-                heap.seq,
-                heap.off,
-                heap.len,
-                heap.rows,
-                heap.epoch,
-                heap.state,
-                ist,
-                self._fst,
-                self._snap,
-                self._sc_comps,
-                self._sc_where,
-                self._sc_req,
-                self._raw,
-                self._before,
-                self._buf,
-                self._runs,
-                self._sc_still,
-                self._sums,
-                self._sort_keys,
-                self._sort_idx,
-                self._open,
-                self._bounds,
-                self._dirty_hosts,
-                self._dirty_list,
-                self._free_total,
-            )
+                self._row_columns(),
+                k.QueueColumns(
+                    self.queue.q, self.elastic_waiting.items, self.elastic_waiting.n, ret.off,
+                    ret.length, ret.pool, ret.state,
+                ),
+                k.HeapColumns(
+                    heap.time, heap.seq, heap.off, heap.len, heap.rows, heap.epoch, heap.state
+                ),
+                ist, self._fst, self._snap,
+                k.Scratch(
+                    self._sc_comps, self._sc_where, self._sc_req, self._raw, self._before,
+                    self._buf, self._runs, self._sc_still, self._sums, self._sort_keys,
+                    self._sort_idx, self._open, self._bounds,
+                ),
+            )  # fmt: skip
             if status == k.DONE_LOOP:
                 break
             need = int(ist[k.I_NEED])
@@ -575,48 +524,36 @@ class Simulator:
     ) -> tuple[NDArray[np.int64], int]:
         """Start those of ``app``'s components ``comps`` that were placed (``where`` >= 0); returns
         which of them still wait and where fresh ones resume (see ``_kernels.elastic_outcome``)."""
-        wl, self._rows = self.workload, None
+        self._rows = None
         while True:
-            wt = self.wt
             top, still, after, *completions = _kernels.start(
-                self._free_rows,
-                self._free_top,
-                comps,
-                where,
-                n_returned,
-                app,
-                t,
-                wl.request,
-                wl.work,
-                wl.core,
-                wl.shape,
-                wl.shape_offset,
-                wl.shapes.indptr,
-                wl.shapes.data,
-                wt.component,
-                wt.app,
-                wt.host,
-                wt.request,
-                wt.limit,
-                wt.core,
-                wt.start,
-                self._remaining,
-                self._since,
-                self.shape_base,
-                self.shape_len,
-                self.shape_offset,
-                self.comp_state,
-                self.hosts.allocated,
-                self.period,
-                self._rate,
-                self._epoch,
-            )
+                self._free_rows, self._free_top, comps, where, n_returned, app, t,
+                self._workload_columns(), self._row_columns(), self.comp_state,
+                self.hosts.allocated, self.period,
+            )  # fmt: skip
             if top >= 0:
                 break
             self._grow(int(np.count_nonzero(where >= 0)))  # too few free rows: grow, retry
         self._free_top = top
         self._schedule_completions(*completions)
         return still, after
+
+    def _workload_columns(self) -> _kernels.WorkloadColumns:
+        wl = self.workload
+        return _kernels.WorkloadColumns(
+            wl.request, wl.work, wl.core, wl.shape, wl.shape_offset, wl.shapes.indptr,
+            wl.shapes.data,
+        )  # fmt: skip
+
+    def _row_columns(self) -> _kernels.RowColumns:
+        """The workload table's columns and the per-row progress, as the kernels take them (fresh
+        each call: growing the table replaces the arrays)."""
+        wt = self.wt
+        return _kernels.RowColumns(
+            wt.component, wt.app, wt.host, wt.request, wt.limit, wt.core, wt.start,
+            self._remaining, self._since, self._rate, self._epoch, self.shape_base,
+            self.shape_len, self.shape_offset,
+        )  # fmt: skip
 
     def running_rows(self) -> NDArray[np.int64]:
         """(n,) int64 rows in use, in order. Speed trick: within a tick, where the controller
