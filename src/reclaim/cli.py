@@ -127,8 +127,7 @@ def forecast_eval(
     from reclaim.errors import ReclaimError as UserError
     from reclaim.forecast.eval_run import load_errors, run_evaluation
     from reclaim.forecast.evaluate import EvalTask, model_label
-    from reclaim.forecast.plots import plot_calibration, plot_error_boxplots
-    from reclaim.sim.console import forecast_tables
+    from reclaim.forecast.report import forecast_tables, plot_calibration, plot_error_boxplots
     from reclaim.traces.store import load_store
 
     paths = usage_stores(store)

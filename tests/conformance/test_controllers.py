@@ -34,9 +34,21 @@ class RemembersTheClock(registry.factory("controller", "reservation")):
         return Decisions(rows, np.ones((len(rows), 2)))
 
 
+class LendsItsSlack(registry.factory("controller", "reservation")):
+    """Offers every running row's request for lending, which no shaping actuator carries out."""
+
+    def decide(self, view, forecast=None):
+        rows = view.running
+        return Decisions(lend_rows=rows, lend_amount=view.workloads.request[rows])
+
+
 @pytest.mark.parametrize(
     ("controller", "message"),
-    [(EvictsIdleRows, "resizes and evicts"), (RemembersTheClock, "decides otherwise")],
+    [
+        (EvictsIdleRows, "resizes and evicts"),
+        (RemembersTheClock, "decides otherwise"),
+        (LendsItsSlack, "lend rows"),
+    ],
 )
 def test_the_suite_catches_a_broken_controller(controller, message):
     with pytest.raises(AssertionError, match=message):

@@ -141,7 +141,7 @@ def test_a_placers_answer_is_applied_as_bind_decisions():
     r.apply(Decisions(bind_rows=[0, 1], bind_hosts=[0, 1]))
     assert r.host_[:2].tolist() == [0, 1] and r.queue == []
     assert r.free().tolist() == [[2, 3], [3, 3]]
-    with pytest.raises(ReclaimError, match="only binds"):
+    with pytest.raises(ReclaimError, match="carries out bind decisions, not evict"):
         r.apply(Decisions(evict=[0]))
 
 

@@ -37,6 +37,7 @@ class CgroupActuator:
         self.names = names
 
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        decisions.require(("resize", "evict"), "the cgroup actuator")
         evicted = np.array([self._kill(i) for i in decisions.evict], dtype=bool)
         names = [self.names[i] for i in decisions.resize_rows]
         resized = self.cgroups.write_limits(names, decisions.resize_limit)
@@ -80,6 +81,7 @@ class DockerActuator:
         self.client, self.api_error = client, api_error
 
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        decisions.require(("resize", "evict"), "the Docker actuator")
         evicted = np.array([self._try(i, "kill") for i in decisions.evict], dtype=bool)
         resized = np.array(
             [

@@ -94,8 +94,6 @@ class ControlStep:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-_NOTHING = Decisions()  # what a pass without rows or with a failure decides
-
 Guard = Callable[[NDArray[np.int64], Decisions, UsageForecast | None, Any], Decisions]
 
 
@@ -118,7 +116,7 @@ def control_step(
     tight limits behind; in a simulation it is a bug to see).
     """
     rows = view.running
-    predicted, decisions, failure = None, _NOTHING, None
+    predicted, decisions, failure = None, Decisions(), None
     t0 = time.perf_counter()
     if len(rows) and getattr(controller, "needs_forecast", False):
         try:

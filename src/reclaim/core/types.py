@@ -6,13 +6,14 @@ from enum import IntEnum
 
 import numpy as np
 
+from reclaim.errors import ReclaimError
+
 #: Resource axes of every (N, R) array, in this order. Units: cores, GiB.
 RESOURCES: tuple[str, ...] = ("cpu", "mem")
 CPU, MEM = 0, 1
 R = len(RESOURCES)
 #: The axes of pools with accelerators (the LAVA replay): cores, GiB, GPUs.
 RESOURCES_GPU: tuple[str, ...] = (*RESOURCES, "gpu")
-GPU = 2
 
 F32 = np.float32
 F64 = np.float64
@@ -54,9 +55,10 @@ def _i32(values: object = ()) -> np.ndarray:
 
 
 def _rows_and_hosts(what: str, rows: object, hosts: object) -> tuple[np.ndarray, np.ndarray]:
-    rows, hosts = _i32(rows), _i32(hosts)
-    if len(hosts) == 1 and len(rows) != 1:
-        hosts = np.repeat(hosts, len(rows))
+    rows = _i32(rows)
+    if np.ndim(hosts) == 0:  # one host for every row
+        hosts = np.full(len(rows), hosts, I32)
+    hosts = _i32(hosts)
     if len(rows) != len(hosts):
         raise ValueError(f"{what} rows and hosts differ in length")
     return rows, hosts
@@ -73,7 +75,7 @@ class Decisions:
     lend: rows (l,) int32 and the amounts (l, A) float64 of their allocation each offers to
     others for the coming window (CORP's provisioners; float64 like the ledgers they feed).
 
-    A single host broadcasts over all rows of bind or migrate.
+    A single host given as a scalar goes with every row of bind or migrate.
     """
 
     __slots__ = (
@@ -117,6 +119,23 @@ class Decisions:
         self.lend_amount = _NO_AMOUNTS if lend_amount is None else np.asarray(lend_amount, F64)
         if self.lend_amount.ndim != 2 or len(self.lend_rows) != len(self.lend_amount):
             raise ValueError("lend rows and amounts (rows, resources) differ in length")
+
+    def require(self, kinds: tuple[str, ...], who: str) -> None:
+        """Raise a ReclaimError if rows of a kind other than ``kinds`` (of "resize", "evict",
+        "bind", "migrate", "lend") are present: ``who`` cannot carry them out, and a decision
+        dropped without a word would look carried out."""
+        present = {
+            "resize": self.resize_rows,
+            "evict": self.evict,
+            "bind": self.bind_rows,
+            "migrate": self.migrate_rows,
+            "lend": self.lend_rows,
+        }
+        extra = [kind for kind, rows in present.items() if len(rows) and kind not in kinds]
+        if extra:
+            raise ReclaimError(
+                f"{who} carries out {' and '.join(kinds)} decisions, not {', '.join(extra)}"
+            )
 
     def __len__(self) -> int:
         return (

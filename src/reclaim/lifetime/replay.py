@@ -31,7 +31,7 @@ from reclaim.defrag import Defragmenter
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.vms import LifetimePredictor, VmTable
 from reclaim.metrics.pool import representative_mix, stranding
-from reclaim.placement.framework import Placer, build_placer
+from reclaim.placement.framework import FIT_TOLERANCE, Placer, build_placer
 
 HOUR = 3600.0
 #: Event kinds, which are also their priorities at equal times.
@@ -43,9 +43,10 @@ class PoolView:
 
     hosts: the :class:`~reclaim.core.tables.HostTable` on axes
     :data:`~reclaim.core.types.RESOURCES_GPU` (``allocated``: the requests of the VMs holding room);
-    capacity, free: (H, 3) float64, read from it; draining: (H,) bool (hosts being emptied by
-    defragmentation, not available for placement); host_count: (H,) int64 VMs holding room on each host (a VM being
-    migrated counts on both its hosts); vm_host: (N,) int32 host of each VM, -1 when not running;
+    capacity, free: (H, 3) float64, read from it (``free`` a fresh array; ``free_on`` one host's);
+    draining: (H,) bool (hosts being emptied by defragmentation, not available for placement);
+    host_count: (H,) int64 VMs holding room on each host (a VM being migrated counts on both its
+    hosts); vm_host: (N,) int32 host of each VM, -1 when not running;
     vm_dst: (N,) int32 destination of a migration in flight, -1 otherwise; vm_start: (N,) float64
     time the VM started (NaN before); vm_seq: (N,) int64 order in which VMs were placed on their
     current host (migration re-stamps it); axes: (k,) int64 the resources some host has, the only
@@ -123,6 +124,10 @@ class PoolView:
     def free(self) -> NDArray[np.float64]:
         """(H, 3) room not held by a VM, on every host (a fresh array)."""
         return self.hosts.room
+
+    def free_on(self, host: int) -> NDArray[np.float64]:
+        """(3,) room not held by a VM on ``host`` (one row of :attr:`free`, without the rest)."""
+        return self.hosts.capacity[host] - self.hosts.allocated[host]
 
     @property
     def up(self) -> NDArray[np.bool_]:
@@ -466,8 +471,9 @@ class _PoolReplay:
         view = self.view
         if not 0 <= host < len(view.capacity):
             raise ReclaimError(f"defragmenter named host {host}; the pool has {len(view.capacity)}")
-        fits = view.up[host] and bool((view.vms.request[vm] <= view.free[host]).all())
-        return host if fits and host != view.vm_host[vm] else -1
+        open_ = view.hosts.up[host] and not view.draining[host] and host != view.vm_host[vm]
+        fits = bool((view.free_on(host) + FIT_TOLERANCE >= view.vms.request[vm]).all())
+        return host if open_ and fits else -1
 
     def exit(self, t: float, vm: int) -> None:
         self.advance(t)

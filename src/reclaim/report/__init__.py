@@ -1,1 +1,1 @@
-"""Reporting: console tables and progress for long runs."""
+"""Reporting shared by the systems: result stores, tables, plots and HTML pages."""

@@ -189,37 +189,3 @@ def overload_warnings(report: BuildReport, capacity: NDArray[np.float64]) -> lis
         for name, req, use in zip(("CPU", "memory"), requested, used, strict=True)
         if req > 1.0
     ]
-
-
-_FORECAST_COLUMNS = [
-    ("MAE", "mae", "{:.3g}"),
-    ("CRPS", "crps", "{:.3g}"),
-    ("in 1σ", "coverage_68", "{:.1%}"),
-    ("in 2σ", "coverage_95", "{:.1%}"),
-    ("in 3σ", "coverage_99.7", "{:.1%}"),
-    (">q99", "upper_99_miss", "{:.2%}"),
-    ("w95", "width_95", "{:.3g}"),
-    ("fallb.", "fallback_share", "{:.0%}"),
-    ("series/s", "series_per_s", "{:,.0f}"),
-]
-
-
-def forecast_tables(summary) -> list[Table]:
-    """One table per store: a row per (resource, model, history) with its scores.
-
-    in kσ: share of actual values inside mean ± k std (nominal 68.3/95.4/99.7 %); >q99: share
-    above the one-sided 99 % bound (the shaper's failure risk); w95: mean width of the 2σ interval.
-    """
-    tables = []
-    for (store,), rows in summary.group_by("store", maintain_order=True):
-        table = Table(title=f"{store}: one-step forecasts", title_justify="left")
-        for name in ("res", "model", "h"):
-            table.add_column(name)
-        for label, _, _ in _FORECAST_COLUMNS:
-            table.add_column(label, justify="right")
-        for row in rows.iter_rows(named=True):
-            cells = [row["resource"], row["model"], str(row["history"])]
-            cells += [fmt.format(row[key]) for _, key, fmt in _FORECAST_COLUMNS]
-            table.add_row(*cells)
-        tables.append(table)
-    return tables

@@ -90,6 +90,7 @@ class SimActuator:
 
         A resize that would push its host over capacity is refused (UNSCHEDULABLE).
         """
+        decisions.require(("resize", "evict"), "the shaping simulator")
         sim, wt, hosts = self._sim, self._sim.wt, self._sim.hosts
         status = np.full(len(decisions.resize_rows) + len(decisions.evict), Status.OK, np.int8)
         if len(decisions.evict):

@@ -1,7 +1,8 @@
 """The checks every registered controller must pass (``check_controller``).
 
-Over a few periods of a random cluster whose usage drifts, a controller's decisions name only
-running rows, each at most once; new limits are finite and positive; ``decide`` leaves the view
+Over a few periods of a random cluster whose usage drifts, a controller's decisions resize or
+evict (the simulator and the agent carry out nothing else) and name only running rows, each at
+most once; new limits are finite and positive; ``decide`` leaves the view
 as it found it; and a clone fed the same periods decides the same (controllers that learn from
 what they see, like VPA's histograms, included).
 """
@@ -114,6 +115,10 @@ def _episode(controller, seed: int, where: str) -> list[Decisions]:
 
 
 def _check_decisions(view: SimpleNamespace, d: Decisions, where: str) -> None:
+    others = len(d) - len(d.resize_rows) - len(d.evict)
+    assert others == 0, (
+        f"{where}: bind, migrate or lend rows, which no shaping actuator carries out"
+    )
     running = set(view.running.tolist())
     resized, evicted = d.resize_rows.tolist(), d.evict.tolist()
     assert set(resized) <= running, f"{where}: resizes a row that is not running"

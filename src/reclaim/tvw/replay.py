@@ -172,8 +172,7 @@ class Replay:
     def apply(self, decisions: Decisions) -> None:
         """Carry out the ``bind`` rows of ``decisions`` in order (a placer's answer for the
         queue); TVW workloads are neither resized, moved nor lent, so other rows are an error."""
-        if len(decisions) != len(decisions.bind_rows):
-            raise ReclaimError("the TVW replay only binds workloads to machines")
+        decisions.require(("bind",), "the TVW replay")
         for job, host in zip(
             decisions.bind_rows.tolist(), decisions.bind_hosts.tolist(), strict=True
         ):

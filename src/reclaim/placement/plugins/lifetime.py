@@ -240,7 +240,7 @@ class Lava(Component):
         if st.state[host] != OPEN:
             return
         cap = view.capacity[host, :2]
-        used = np.divide(cap - view.free[host, :2], cap, out=np.zeros(2), where=cap > 0)
+        used = np.divide(cap - view.free_on(host)[:2], cap, out=np.zeros(2), where=cap > 0)
         if (used > self.full).any():
             st.state[host] = RECYCLING
             self._residualise(view, st, host)

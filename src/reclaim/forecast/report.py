@@ -1,5 +1,6 @@
-"""Plots of a forecast evaluation: error distributions (as the shaping paper's Figure 2) and
-calibration (how often the 68/95/99.7 % intervals held the truth, against what they promised)."""
+"""The report of a forecast evaluation: its tables (scores per store, resource, model and history)
+and plots of error distributions (as the shaping paper's Figure 2) and calibration (how often the
+68/95/99.7 % intervals held the truth, against what they promised)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ matplotlib.use("Agg")  # files only; no display is needed or assumed
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+from rich.table import Table  # noqa: E402
 
 _UNITS = {"cpu": "cores", "mem": "GiB"}
 _NOMINAL = {"68": 0.6827, "95": 0.9545, "99.7": 0.9973}
@@ -68,3 +70,37 @@ def plot_calibration(summary: pl.DataFrame, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+_FORECAST_COLUMNS = [
+    ("MAE", "mae", "{:.3g}"),
+    ("CRPS", "crps", "{:.3g}"),
+    ("in 1σ", "coverage_68", "{:.1%}"),
+    ("in 2σ", "coverage_95", "{:.1%}"),
+    ("in 3σ", "coverage_99.7", "{:.1%}"),
+    (">q99", "upper_99_miss", "{:.2%}"),
+    ("w95", "width_95", "{:.3g}"),
+    ("fallb.", "fallback_share", "{:.0%}"),
+    ("series/s", "series_per_s", "{:,.0f}"),
+]
+
+
+def forecast_tables(summary) -> list[Table]:
+    """One table per store: a row per (resource, model, history) with its scores.
+
+    in kσ: share of actual values inside mean ± k std (nominal 68.3/95.4/99.7 %); >q99: share
+    above the one-sided 99 % bound (the shaper's failure risk); w95: mean width of the 2σ interval.
+    """
+    tables = []
+    for (store,), rows in summary.group_by("store", maintain_order=True):
+        table = Table(title=f"{store}: one-step forecasts", title_justify="left")
+        for name in ("res", "model", "h"):
+            table.add_column(name)
+        for label, _, _ in _FORECAST_COLUMNS:
+            table.add_column(label, justify="right")
+        for row in rows.iter_rows(named=True):
+            cells = [row["resource"], row["model"], str(row["history"])]
+            cells += [fmt.format(row[key]) for _, key, fmt in _FORECAST_COLUMNS]
+            table.add_row(*cells)
+        tables.append(table)
+    return tables
