@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.component import Component
 from reclaim.corp.scenario import CorpScenario, JobSet, build_scenario, split_pms
 from reclaim.corp.simulator import WALL_TIME_KEYS, provisioner_names, simulate
 from reclaim.errors import ReclaimError
@@ -12,8 +13,10 @@ from reclaim.registry import register
 
 
 @register("provisioner", "test-share")
-class ShareLender:
-    """Lends ``share`` of each request once the job has run ``after`` slots; learns nothing."""
+class ShareLender(Component):
+    """Lends ``share`` of each request once the job has run ``after`` slots; learns nothing. A
+    component like the built-ins: registered, it is one more provisioner the conformance suite
+    checks when this module is collected first."""
 
     def __init__(self, share: float = 0.5, after: int = 1) -> None:
         self.share = share
