@@ -199,18 +199,16 @@ class Agent:
             std = np.full((len(rows), R), np.inf) if predicted is None else predicted.std
             target, evict, action, reason = self._safe_targets(view, rows, decisions, std, fail)
             changed = np.any(target.astype(np.float32) != wl.limit[rows], axis=1) & ~evict
-            safe.update(fail=fail, target=target, evict=evict, action=action, reason=reason)
-            safe["changed"] = changed
+            safe.update(fail=fail, std=std, target=target, evict=evict, action=action)
+            safe.update(reason=reason, changed=changed)
             if s.dry_run:
                 return Decisions()
             return Decisions(rows[changed], target[changed], rows[evict])
 
         step = control_step(view, self.controller, forecast, self.actuator, guard, catch=True)
         rows, n = step.rows, len(step.rows)
-        mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
-        if step.forecast is not None:
-            mean, std = step.forecast.mean, step.forecast.std
-        fail, target, evict = safe["fail"], safe["target"], safe["evict"]
+        mean = np.full((n, R), np.nan) if step.forecast is None else step.forecast.mean
+        fail, std, target, evict = safe["fail"], safe["std"], safe["target"], safe["evict"]
         action, reason, changed = safe["action"], safe["reason"], safe["changed"]
         applied = np.zeros(n, bool)
         killed: list[str] = []

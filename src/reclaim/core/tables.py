@@ -66,6 +66,10 @@ class HostTable:
         """(H, A) capacity not allocated, on every host, up or not (negative when over)."""
         return self.capacity - self.allocated
 
+    def room_of(self, host: int) -> NDArray[np.float64]:
+        """(A,) ``host``'s row of :attr:`room`, without computing the others."""
+        return self.capacity[host] - self.allocated[host]
+
     def take(self, host: int, amount: NDArray[np.float64]) -> None:
         """Allocate ``amount`` (A,) on ``host``."""
         self.allocated[host] += amount

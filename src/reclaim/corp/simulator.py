@@ -466,7 +466,7 @@ class _Simulation:
 
         tic = time.perf_counter()
         decisions = lend_decisions(self.provs, cand, history, self.req[cand], self.window)
-        self.lend[decisions.lend_rows, : len(self.provs)] = decisions.lend_amount
+        self.lend[decisions.lend_rows] = decisions.lend_amount
         self.predict_s += time.perf_counter() - tic
         self.pred_rows.append((cand, t, self.lend[cand].copy()))
 
@@ -684,7 +684,7 @@ class _Simulation:
             if self.loan_open[k] and ended[self.loan_b[k]]:
                 self.loan_open[k] = False
                 if self.loan_orphan[k]:
-                    self.vms.allocated[self.host[self.loan_b[k]]] -= self.loan_amt[k]
+                    self.vms.give(self.host[self.loan_b[k]], self.loan_amt[k])
                 else:
                     lender = self.loan_l[k]
                     self.committed[lender] = np.maximum(
@@ -696,7 +696,7 @@ class _Simulation:
         for k in range(len(self.loan_b)):
             if self.loan_open[k] and not self.loan_orphan[k] and ended[self.loan_l[k]]:
                 self.loan_orphan[k] = True
-                self.vms.allocated[self.host[self.loan_l[k]]] += self.loan_amt[k]
+                self.vms.take(self.host[self.loan_l[k]], self.loan_amt[k])
         np.maximum(self.vms.allocated, 0.0, out=self.vms.allocated)
         self.committed[own] = 0.0
 

@@ -127,7 +127,7 @@ class PoolView:
 
     def free_on(self, host: int) -> NDArray[np.float64]:
         """(3,) room not held by a VM on ``host`` (one row of :attr:`free`, without the rest)."""
-        return self.hosts.capacity[host] - self.hosts.allocated[host]
+        return self.hosts.room_of(host)
 
     @property
     def up(self) -> NDArray[np.bool_]:

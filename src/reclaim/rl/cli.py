@@ -24,6 +24,8 @@ from reclaim.errors import ReclaimError
 console = Console(stderr=True)
 
 
+ResultsDir = Annotated[Path, output_option("Directory for Parquet results and charts.")]
+PolicyDir = Annotated[Path, output_option("Directory for checkpoint.pt and policy.npz.")]
 Background = Annotated[
     int,
     typer.Option(
@@ -64,10 +66,7 @@ def place_eval(
     seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
     background: Background = 0,
     jitter: Jitter = 0,
-    output: Annotated[
-        Path,
-        output_option("Directory for Parquet results and charts."),
-    ] = Path("results/place"),
+    output: ResultsDir = Path("results/place"),
 ) -> None:
     """TVW-RL's evaluation: utilisation, fragmentation, overshoot, machines used and wait of each
     placer at each load, on real usage series; prints the table and draws the bar charts."""
@@ -139,10 +138,7 @@ def rl_train(
             "episodes stepped together in compiled code (docs/rl.md)."
         ),
     ] = False,
-    output: Annotated[
-        Path,
-        output_option("Directory for checkpoint.pt and policy.npz."),
-    ] = Path("results/rl"),
+    output: PolicyDir = Path("results/rl"),
 ) -> None:
     """Train TVW-RL's policy (or DeepRM's selector) with REINFORCE; checkpoints, resumes, writes
     policy.npz. Vary --k-u/--k-o/--k-c for the paper's ablations."""
@@ -188,10 +184,7 @@ def rl_retrain(
         typer.Option(min=1, help="Iterations to run (default: as many as the policy ran)."),
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue from the output's checkpoint.")] = False,
-    output: Annotated[
-        Path,
-        output_option("Directory for checkpoint.pt and policy.npz."),
-    ] = Path("results/rl-retrain"),
+    output: PolicyDir = Path("results/rl-retrain"),
 ) -> None:
     """Train a policy again from its recorded settings, data and seed; say whether the curve
     (and, at full length, the weights) are the recorded ones bit for bit. Exits 1 if not."""
@@ -293,10 +286,7 @@ def rl_eval(
     classes: Classes = "none",
     background: Background = 0,
     jitter: Jitter = 0,
-    output: Annotated[
-        Path,
-        output_option("Directory for Parquet results and charts."),
-    ] = Path("results/rl-eval"),
+    output: ResultsDir = Path("results/rl-eval"),
 ) -> None:
     """TVW-RL vs DeepRM+Best-Fit and the heuristics (the paper's Figs. 4-5), and our figures
     against the paper's claims."""
