@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import polars as pl
 import pytest
@@ -124,3 +126,22 @@ def test_a_store_that_is_not_a_lifetime_trace_is_refused():
         load_vms(sample_path("bitbrains"))
     with pytest.raises(TraceError, match="not a lifetime trace"):
         load_vms(sample_path("alibaba2017"))
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "shown"),
+    [
+        ("submit_time", float("nan"), "submit_time is NaN"),
+        ("end_time", -5.0, r"end_time is negative \(-5.0\)"),
+        ("mem_request", None, "mem_request is missing"),
+    ],
+)
+def test_a_bad_value_names_the_file_and_row(tmp_path, column, value, shown):
+    shutil.copytree(sample_path("alibaba-gpu2025"), tmp_path / "s")
+    table = tmp_path / "s" / "workloads.parquet"
+    frame = pl.read_parquet(table)
+    dtype = frame.schema[column]
+    bad = pl.when(pl.int_range(pl.len()) == 6).then(pl.lit(value, dtype)).otherwise(pl.col(column))
+    frame.with_columns(bad.alias(column)).write_parquet(table)
+    with pytest.raises(TraceError, match=rf"workloads.parquet, row 7: {shown}"):
+        load_vms(tmp_path / "s")

@@ -78,6 +78,13 @@ def test_a_negative_or_missing_value_names_the_file_series_and_time(tmp_path):
         load_pool(store(tmp_path / "t", rows))
 
 
+@pytest.mark.parametrize("time", [float("nan"), -300.0, float("inf")])
+def test_a_bad_sample_time_names_the_file_and_series(tmp_path, time):
+    rows = [("a", 0.0, 1.0, 1.0), ("b", time, 1.0, 1.0)]
+    with pytest.raises(TraceError, match=r"usage.parquet: sample time of 'b' is"):
+        load_pool(store(tmp_path / "s", rows))
+
+
 def test_a_store_without_a_period_is_refused(tmp_path):
     path = store(tmp_path / "s", [("a", 0.0, 1.0, 1.0)], period=None)
     with pytest.raises(TraceError, match="no sampling period"):

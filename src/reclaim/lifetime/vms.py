@@ -18,6 +18,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim.errors import ReclaimError, TraceError
+from reclaim.traces.schema import WORKLOADS_FILE
 from reclaim.traces.store import Store, load_store
 
 
@@ -110,6 +111,26 @@ def _check_units(store: Store) -> None:
         )
 
 
+def _check_values(store: Store, lf: pl.LazyFrame) -> None:
+    """The values a VM table is built from, as read from the store's workloads table: a NaN time
+    or request, or a negative one, is an error naming the file and row (a null time is no error:
+    it marks a VM alive before or after the observation window)."""
+    columns = ("submit_time", "end_time", "cpu_request", "mem_request")
+    bad = {}
+    for c in columns:
+        value = pl.col(c).cast(pl.Float64())
+        bad[c] = value.is_nan() | (value < 0)
+        if c.endswith("_request"):
+            bad[c] = bad[c] | value.is_null()
+    hits = lf.select(**{c: m.fill_null(False).arg_true().first() for c, m in bad.items()})
+    found = [(row, c) for c, row in hits.collect().row(0, named=True).items() if row is not None]
+    if found:
+        row, column = min(found)
+        value = lf.select(pl.col(column)).slice(row, 1).collect().item()
+        problem = "missing" if value is None else "NaN" if value != value else f"negative ({value})"
+        raise TraceError(store.path / WORKLOADS_FILE, f"{column} is {problem}", row + 1)
+
+
 def load_vms(
     store: Store | str | Path,
     family: str | None = None,
@@ -143,7 +164,8 @@ def load_vms(
     start, not a wall-clock date; left-censored rows get those of the window start).
 
     Raises ReclaimError for a store that is not a lifetime trace (no ``window_s`` in meta.json)
-    or has no VM of ``family``.
+    or has no VM of ``family``, and a TraceError naming the row of a NaN or negative time or
+    request, or a missing request.
     """
     store = store if isinstance(store, Store) else load_store(store)
     window = store.meta.get("window_s")
@@ -157,6 +179,7 @@ def load_vms(
     start, end = float(window[0]), float(window[1])
     fmt = store.meta.get("format")
     lf = store.workloads()
+    _check_values(store, lf)
     columns = lf.collect_schema().names()
 
     def optional(name: str) -> pl.Expr:

@@ -32,7 +32,8 @@ TVW-RL maps each workload's CPU and memory usage onto a machine of C integer uni
   comparable through the scale, so their scaled means are compared.
 
 Nothing is dropped silently: repeated timestamps within a record are dropped and counted; a null,
-NaN or negative usage value is an error naming the file, series and time.
+NaN or negative usage value is an error naming the file, series and time, and so is a null, NaN,
+infinite or negative sample time.
 """
 
 from __future__ import annotations
@@ -281,7 +282,17 @@ def _machine_units(store: Store) -> bool:
 
 
 def _check_values(path: Path, frame: pl.DataFrame) -> None:
-    """Raise on the first null, NaN or negative usage value, naming the series and time."""
+    """Raise on the first null, NaN, infinite or negative sample time, and on the first null,
+    NaN or negative usage value, naming the series and time."""
+    time = pl.col("time").cast(pl.Float64())
+    bad = frame.filter(time.is_null() | ~time.is_finite() | (time < 0))
+    if len(bad):
+        row = bad.row(0, named=True)
+        raise TraceError(
+            path,
+            f"sample time of {row['id']!r} is {row['time']} ({len(bad)} such rows); "
+            "usage series need known, non-negative times",
+        )
     for r in RESOURCES:
         bad = frame.filter(pl.col(r).is_null() | pl.col(r).is_nan() | (pl.col(r) < 0))
         if len(bad):
