@@ -36,6 +36,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_corp_predict.py
 	$(BIN)/python benchmarks/bench_corp_alloc.py
 	$(BIN)/python benchmarks/bench_agent.py
+	$(BIN)/python benchmarks/bench_pace.py --days 2
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
