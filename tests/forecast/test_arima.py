@@ -573,3 +573,21 @@ def test_engine_settings():
     f = AutoArima(approximation=True)
     f.forecast(GroupedArray.from_series([ar2_series(1)]), 2)
     assert len(f.models_) == 1
+
+
+def test_a_fixed_order_is_fitted_without_a_search():
+    rng = np.random.default_rng(3)
+    y = GroupedArray.from_series([np.cumsum(rng.normal(size=40)) + 10 for _ in range(4)])
+    fixed = AutoArima(order=(0, 1, 1)).fit(y, keys=np.arange(4))
+    assert fixed.orders_.tolist() == [[0, 1, 1]] * 4
+    fc = fixed.predict(1)
+    assert np.all(np.isfinite(fc.mean)) and np.all(fc.std > 0) and not fc.fallback.any()
+    # the search picks other orders on some of these series: the fixed one is not its choice
+    assert AutoArima().fit(y).orders_.tolist() != [[0, 1, 1]] * 4
+
+
+@pytest.mark.parametrize("order", [(0, 1), (0, 3, 1), (-1, 1, 1), (0.5, 1, 1)])
+def test_a_fixed_order_out_of_range_is_refused(order):
+    y = GroupedArray.from_series([np.arange(20.0)])
+    with pytest.raises(ForecastError, match="order"):
+        AutoArima(order=order).fit(y)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hand_views import exact_forecast, hand_view
 
 from reclaim.core.types import Status
 from reclaim.shaping._kernels import pessimistic_fit, pessimistic_fit_reference
-from reclaim.shaping.pessimistic import Pessimistic
+from reclaim.shaping.pessimistic import Pessimistic, resource_axes
 
 
 def decide(view, mean):
@@ -41,6 +42,22 @@ def test_elastic_components_are_preempted_youngest_first():
     d = decide(view, [[1.0, 1.0], [1.4, 1.0], [1.4, 1.0], [1.4, 1.0]])
     assert d.evict.tolist() == [2]
     assert sorted(d.resize_rows.tolist()) == [1, 3]  # row 0 keeps its limit, which fits
+
+
+def test_on_memory_alone_a_cpu_overflow_preempts_nothing():
+    # the paper's simulator tests memory only: two cores of 3 on a 4-core host both stay
+    view = hand_view([(0, 0, True, 0.0, (4.0, 2.0)), (1, 0, True, 0.0, (4.0, 2.0))])
+    forecast = exact_forecast(view, [[3.0, 1.0], [3.0, 1.0]])
+    both = Pessimistic(k1=0.0, k2=0.0, grace_s=0.0).decide(view, forecast)
+    memory = Pessimistic(k1=0.0, k2=0.0, grace_s=0.0, fit_on="mem").decide(view, forecast)
+    assert both.evict.tolist() == [1]
+    assert memory.evict.tolist() == [] and sorted(memory.resize_rows.tolist()) == [0, 1]
+
+
+def test_fit_on_names_resources_or_fails():
+    assert resource_axes("mem") == [1] and resource_axes(" cpu , mem") == [0, 1]
+    with pytest.raises(ValueError, match="gpu"):
+        resource_axes("mem,gpu")
 
 
 def test_fifo_order_decides_who_stays():

@@ -332,14 +332,16 @@ def tick_state(seed, n_rows=60, n_hosts=5, n_apps=7):
 
 
 @settings(max_examples=40)
-@given(st.integers(0, 2**32 - 1))
-def test_observe_does_what_the_kernels_it_replaces_do(seed):
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_observe_does_what_the_kernels_it_replaces_do(seed, throttle):
     s, rng = tick_state(seed)
     rows = s["rows"]
     demand = (rng.random((len(rows), R)) * 4).astype(np.float32)
     ref = {k: v.copy() for k, v in s.items()}
     ref["used"][rows] = demand
-    ref["used"][rows, CPU] = np.minimum(demand[:, CPU], ref["limit"][rows, CPU])
+    # without throttling CPU is used as demanded and progress runs at full speed
+    cpu_cap = ref["limit"][rows, CPU] if throttle else demand[:, CPU]
+    ref["used"][rows, CPU] = np.minimum(demand[:, CPU], cpu_cap)
     _kernels.recount(
         rows, ref["host"], ref["limit"], ref["used"], ref["allocated"], ref["host_used"]
     )
@@ -348,15 +350,17 @@ def test_observe_does_what_the_kernels_it_replaces_do(seed):
         ref["app_requested"], ref["app_allocated"], ref["app_used"],
     )  # fmt: skip
     expected = _kernels.set_rates(
-        rows, demand[:, CPU], ref["limit"][rows, CPU], 900.0, 300.0,
+        rows, demand[:, CPU], cpu_cap, 900.0, 300.0,
         ref["remaining"], ref["rate"], ref["epoch"],
     )  # fmt: skip
     totals = np.empty(2 * R)
     got = _kernels.observe(
         rows, demand, 900.0, 300.0, s["host"], s["app"], s["request"], s["limit"], s["used"],
         s["allocated"], s["host_used"], s["app_requested"], s["app_allocated"], s["app_used"],
-        s["remaining"], s["rate"], s["epoch"], totals,
+        s["remaining"], s["rate"], s["epoch"], totals, throttle,
     )  # fmt: skip
+    if not throttle:
+        assert np.all(s["rate"][rows] == 1.0)
     for name in s:
         assert np.array_equal(s[name], ref[name]), name
     for a, b in zip(got, expected, strict=True):

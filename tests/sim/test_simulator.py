@@ -12,7 +12,7 @@ from reclaim.core.types import Decisions
 from reclaim.placement import build_placer
 from reclaim.shaping.reservation import Reservation
 from reclaim.sim.results import SimResult
-from reclaim.sim.simulator import Simulator
+from reclaim.sim.simulator import SimRules, Simulator
 from tiny_workloads import tiny_workload
 
 
@@ -73,6 +73,25 @@ def test_cpu_throttling_slows_progress():
     _, res = run(wl)
     assert column(res, "run_time") == [200.0]
     assert res.timeline["used_cpu"].to_list() == [1.0]  # usage is capped at the allocation
+
+
+def test_without_throttling_cpu_overuse_neither_slows_nor_is_capped():
+    # The shaping paper's rule: progress ignores CPU (demand twice the request from a tick on).
+    wl = tiny_workload([(0.0, [(1, 1, 100, True, 0, 0)])], shapes=[[[2.0, 0.5]]])
+    _, res = run(wl, rules=SimRules(throttle_cpu=False))
+    assert column(res, "run_time") == [100.0]
+    assert res.timeline["used_cpu"].to_list() == [2.0]
+
+
+def test_rigid_admission_waits_for_every_component():
+    # One core and one elastic component of 4 cores on one 4-core host: flexible admission
+    # starts the core one at once and the elastic one after it; rigid admission never fits both
+    # at once, so the application is rejected.
+    wl = tiny_workload([(0.0, [(4, 1, 100, True, 0, 0), (4, 1, 100, False, 0, 0)])])
+    _, flexible = run(wl, hosts="1x4c8g")
+    _, rigid = run(wl, hosts="1x4c8g", rules=SimRules(rigid_admission=True))
+    assert column(flexible, "state") == ["done"] and column(flexible, "turnaround") == [200.0]
+    assert column(rigid, "state") == ["rejected"]
 
 
 def test_throttling_changes_at_a_tick():
@@ -261,3 +280,43 @@ def test_with_soft_memory_limits_the_same_growth_kills_nothing_while_the_host_ha
     assert column(res, "component_ooms") == [0]
     assert column(res, "state") == ["done"]
     assert sim.comp_ooms.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize(("soft", "ooms"), [(True, 0), (False, 2)])
+def test_optimistic_limits_are_soft_by_default_and_hard_as_in_the_papers_simulator(soft, ooms):
+    """The growth above, under optimistic shaping: soft limits (reclaim's default) absorb it
+    while the host has memory; hard ones (the paper's) stop the component at its rise, twice,
+    after which it is shaped no more."""
+    from reclaim.forecast.naive import Naive
+    from reclaim.shaping.optimistic import Optimistic
+
+    shapes = [[[0.5, 0.25]], [[0.5, 0.25]] * 2 + [[0.5, 0.75]] * 20]
+    comps = [(1, 1, 5000, True, 0, 0), (1, 4, 2000, False, 1, 0)]
+    wl = tiny_workload([(0.0, comps)], shapes=shapes)
+    controller = Optimistic(grace_s=0.0, max_failures=2, soft_memory_limits=soft)
+    sim, res = run(wl, hosts="1x4c8g", controller=controller, forecaster=Naive(), horizon=5e4)
+    assert column(res, "state") == ["done"]
+    assert sim.comp_ooms.tolist() == [0, ooms]
+
+
+def test_the_oracle_shortcut_gives_what_the_forecasting_path_gives():
+    from reclaim.forecast.oracle import Oracle
+    from reclaim.shaping.pessimistic import Pessimistic
+
+    class Plain(Oracle):  # not the Oracle itself: forecast through history and batch
+        pass
+
+    shape = [[0.3, 0.9], [0.6, 0.4], [0.9, 0.7], [0.2, 1.0]]
+    wl = tiny_workload(
+        [
+            (float(10 * i), [(1, 2, 2000, True, 0, i % 4), (1, 2, 1500, False, 0, 1)])
+            for i in range(6)
+        ],
+        shapes=[shape],
+    )
+    results = []
+    for forecaster in (Oracle(), Plain()):
+        sim, res = run(wl, controller=Pessimistic(k1=0.0, grace_s=0.0), forecaster=forecaster)
+        results.append((res.apps, sim.stats.forecasts))
+    (apps, n), (plain_apps, plain_n) = results
+    assert apps.equals(plain_apps) and n == plain_n > 0

@@ -7,7 +7,7 @@ import numpy as np
 from reclaim.core.tables import HostTable
 from reclaim.core.types import Decisions, Status
 from reclaim.placement import build_placer
-from reclaim.sim.simulator import Simulator
+from reclaim.sim.simulator import SimRules, Simulator
 from tiny_workloads import tiny_workload
 
 
@@ -27,7 +27,7 @@ class Probe:
         return Decisions()
 
 
-def probe(check, apps, shapes=None):
+def probe(check, apps, shapes=None, rules=SimRules()):  # noqa: B008 - frozen
     controller = Probe(check)
     sim = Simulator(
         tiny_workload(apps, shapes),
@@ -35,6 +35,7 @@ def probe(check, apps, shapes=None):
         controller,
         build_placer("best-fit"),
         horizon=1200,
+        rules=rules,
     )
     controller.actuator = sim.actuator
     sim.run()
@@ -62,6 +63,24 @@ def test_a_resize_that_would_overflow_its_host_is_refused_and_changes_nothing():
     assert seen["shrink"] == [Status.OK]
     assert seen["allocated"] == [1.5, 3.0] and seen["limit"] == [0.5, 1.0]
     assert seen["free"] == [Status.UNSCHEDULABLE]  # a row no component holds
+
+
+def test_a_raise_refused_per_resource_keeps_the_raise_that_fits():
+    seen = {}
+
+    def check(view, actuator):
+        rows = view.running
+        # CPU to 3.5 overflows the 4-core host (the other component holds 1); memory to 3 fits
+        seen["status"] = actuator.apply(Decisions(rows[:1], [[3.5, 3.0]])).tolist()
+        seen["limit"] = view.workloads.limit[rows[0]].tolist()
+        seen["allocated"] = view.hosts.allocated[0].tolist()
+
+    two = [(0.0, [(1, 2, 5000, True, 0, 0), (1, 2, 5000, True, 0, 0)])]
+    probe(check, two, rules=SimRules(refuse_whole_resize=False))
+    assert seen["status"] == [Status.UNSCHEDULABLE]  # not all of it was done
+    assert seen["limit"] == [1.0, 3.0] and seen["allocated"] == [2.0, 5.0]
+    probe(check, two)  # reclaim's rule: the whole raise is refused
+    assert seen["limit"] == [1.0, 2.0] and seen["allocated"] == [2.0, 4.0]
 
 
 def test_an_eviction_frees_the_row_and_its_room():

@@ -13,9 +13,14 @@ list-valued settings form a grid; docs/experiments.md is the reference::
     pairing = "sample:google2019-usage"     # optional: calibrate shapes to real usage/limit ratios
     arrival_days_per_150k = 90              # arrival span, see below
     elastic_share = 0.6                     # ... and the other WorkloadSpec fields
+    [workloads.paper]                       # optional named workloads a group may pick
+    source = "pace-paper"                   # the shaping paper's own generator (paper_world.py)
+    jobs = "sample:google2011-jobs"         # its Google 2011 tables; PaperWorldSpec fields too
     [cluster]
     placement = "best-fit"
     forecast_window = 40
+    horizon_days = 90                       # optional: stop the simulation there
+    rules = { throttle_cpu = false }        # optional: SimRules settings (sim/simulator.py)
     [scale.small]                           # one table per scale; --scale picks one
     apps = 300
     hosts = "10x32c128g"
@@ -26,10 +31,16 @@ list-valued settings form a grid; docs/experiments.md is the reference::
     controller_params = { k1 = [0.0, 0.05], k2 = [0, 3] }
     forecaster_params = { window = 40 }
     coverage = [0.9, 0.99]                  # forecaster_params.coverage = c, controller k2 = z(c)
-    placement = "first-fit"                 # overrides [cluster] for this group
+    placement = "first-fit"                 # overrides [cluster] for this group, as do
+                                            # forecast_window, horizon_days and rules
+    workload = "paper"                      # one of [workloads.NAME]; default [workload]
+    host_shape = "32c128g"                  # the scale's host count at this size
+    world = "paper"                         # names the setting the group's cells live in:
+                                            # turnaround ratios are taken against the
+                                            # reservation run of the same world and seed
     label = "pessimistic/gp-exp"            # default: controller or controller/forecaster
 
-Arrivals: 150,000 applications over ``arrival_days_per_150k`` days on the paper's 250 hosts of 32
+Arrivals (workloads of the trace builder): 150,000 applications over ``arrival_days_per_150k`` days on the paper's 250 hosts of 32
 cores. Other scales keep the paper's load per core, so a small cluster is not swamped:
 ``days = arrival_days_per_150k * apps / 150000 * 8000 / cluster cores``.
 
@@ -46,6 +57,7 @@ import hashlib
 import importlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, fields
@@ -61,8 +73,15 @@ from reclaim.errors import ReclaimError
 from reclaim.forecast.base import gaussian_quantile
 from reclaim.placement import build_placer
 from reclaim.sim.run import RunSettings
+from reclaim.sim.simulator import SimRules
 from reclaim.traces.store import load_store, sample_path
-from reclaim.workload.builder import WorkloadSpec, default_stores, paper_arrival_days
+from reclaim.workload.builder import (
+    WorkloadSpec,
+    default_pairing_store,
+    default_stores,
+    paper_arrival_days,
+)
+from reclaim.workload.paper_world import PaperWorldSpec
 
 SPEC_DIR = Path(__file__).parent / "specs"
 SAMPLE_PREFIX = "sample:"
@@ -80,8 +99,16 @@ GROUP_KEYS = (
     "coverage",
     "placement",
     "forecast_window",
+    "horizon_days",
+    "rules",
+    "workload",
+    "host_shape",
+    "world",
     "label",
 )
+#: Workload sources: the trace builder (default) and the shaping paper's own generator.
+PAPER_SOURCE = "pace-paper"
+PAPER_FIELDS = {f.name for f in fields(PaperWorldSpec) if f.name not in ("n_apps", "seed")}
 
 
 @dataclass(frozen=True)
@@ -98,6 +125,7 @@ SHAPING_COLUMNS = {
     "experiment": pl.String,
     "scale": pl.String,
     "label": pl.String,
+    "world": pl.String,
     "controller": pl.String,
     "forecaster": pl.String,
     "k1": pl.Float64,
@@ -133,6 +161,7 @@ class Run:
     workload: dict[str, Any]
     stores: tuple[str, tuple[str, ...], str | None]
     settings: RunSettings
+    world: str = ""
 
     COLUMNS = SHAPING_COLUMNS
 
@@ -149,6 +178,7 @@ class Run:
             "experiment": self.experiment,
             "scale": self.scale,
             "label": self.label,
+            "world": self.world,
             "controller": self.settings.controller,
             "forecaster": self.settings.forecaster,
             "k1": self.k1,
@@ -168,6 +198,9 @@ class _Cell:
     k1: float | None
     k2: float | None
     settings: RunSettings
+    workload: str = ""  # a [workloads.NAME]; "" the spec's [workload]
+    host_shape: str = ""
+    world: str = ""
 
 
 @dataclass(frozen=True)
@@ -195,22 +228,48 @@ class ScaledSpec:
 
 
 @dataclass(frozen=True)
-class ExperimentSpec(ScaledSpec):
-    workload: dict[str, Any]
+class SpecWorkload:
+    """One workload of a spec: its settings as the spec writes them (``source`` and the stores
+    included), its stores' folders (jobs, shapes, pairing or None) and, for the trace builder,
+    its arrival span per 150,000 applications."""
+
+    settings: dict[str, Any]
     stores: tuple[str, tuple[str, ...], str | None]
-    arrival_days_per_150k: float
+    arrival_days_per_150k: float | None
+
+    def at_scale(self, apps: int, hosts: str) -> dict[str, Any]:
+        """The settings with this scale's application count (and arrival span)."""
+        out = self.settings | {"n_apps": apps}
+        if self.arrival_days_per_150k is not None:
+            cores = float(HostTable.parse(hosts).capacity[:, CPU].sum())
+            days = paper_arrival_days(apps, cores, self.arrival_days_per_150k)
+            out["horizon"] = days * 86400.0
+        return out
+
+
+@dataclass(frozen=True)
+class ExperimentSpec(ScaledSpec):
+    workloads: dict[str, SpecWorkload]  # "" is the spec's [workload]
     cells: tuple[_Cell, ...]
     kind = "shaping"
+
+    @property
+    def workload(self) -> dict[str, Any]:
+        return self.workloads[""].settings
+
+    @property
+    def stores(self) -> tuple[str, tuple[str, ...], str | None]:
+        return self.workloads[""].stores
 
     def runs(self, scale: str | None = None) -> list[Run]:
         """Every run at ``scale`` (default: ``default_scale``), in run order."""
         sc = self.scale(scale)
-        cores = float(HostTable.parse(sc.hosts).capacity[:, CPU].sum())
-        days = paper_arrival_days(sc.apps, cores, self.arrival_days_per_150k)
-        workload = self.workload | {"n_apps": sc.apps, "horizon": days * 86400.0}
         runs = []
         for cell in self.cells:
-            settings = RunSettings(**asdict(cell.settings) | {"hosts": sc.hosts})
+            hosts = with_host_shape(sc.hosts, cell.host_shape)
+            chosen = self.workloads[cell.workload]
+            workload = chosen.at_scale(sc.apps, hosts)
+            settings = RunSettings(**asdict(cell.settings) | {"hosts": hosts})
             for seed in sc.seeds:
                 ident = {
                     "reclaim": __version__,
@@ -219,8 +278,8 @@ class ExperimentSpec(ScaledSpec):
                     "label": cell.label,
                     "coverage": cell.coverage,
                     "workload": workload,
-                    "settings": asdict(settings),
-                }
+                    "settings": settings.identity(),
+                } | ({"world": cell.world} if cell.world else {})
                 digest = hashlib.sha256(json.dumps(canonical(ident), sort_keys=True).encode())
                 run_id = f"{cell.slug}_seed{seed}-{digest.hexdigest()[:10]}"
                 runs.append(
@@ -234,8 +293,9 @@ class ExperimentSpec(ScaledSpec):
                         k1=cell.k1,
                         k2=cell.k2,
                         workload=workload,
-                        stores=self.stores,
+                        stores=chosen.stores,
                         settings=settings,
+                        world=cell.world,
                     )
                 )
         ids = [r.run_id for r in runs]
@@ -278,47 +338,30 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
         return getattr(importlib.import_module(module), function)(doc, path, text)
     err = SpecErrors(path)
     err.keys(
-        doc, ("name", "kind", "description", "workload", "cluster", "scale", "runs"), "top level"
+        doc,
+        ("name", "kind", "description", "workload", "workloads", "cluster", "scale", "runs"),
+        "top level",
     )
     head = err.head(doc, text)
-
-    wl = err.typed(doc.get("workload", {}), dict, "[workload]")
-    err.keys(
-        wl, ("jobs", "shapes", "pairing", "arrival_days_per_150k", *WORKLOAD_FIELDS), "[workload]"
-    )
-    default_jobs, default_shapes = default_stores()
-    jobs = err.typed(wl.get("jobs", SAMPLE_PREFIX + default_jobs.name), str, "workload.jobs")
-    shapes = err.typed(
-        wl.get("shapes", [SAMPLE_PREFIX + p.name for p in default_shapes]), list, "workload.shapes"
-    )
-    if not shapes or not all(isinstance(s, str) for s in shapes):
-        err.fail("workload.shapes", "expected a non-empty list of stores")
-    pairing = wl.get("pairing")
-    if pairing is not None:
-        err.typed(pairing, str, "workload.pairing")
-    stores = (
-        err.store(jobs, "workload.jobs"),
-        tuple(err.store(s, "workload.shapes") for s in shapes),
-        None if pairing is None else err.store(pairing, "workload.pairing"),
-    )
-    workload: dict[str, Any] = {"jobs": jobs, "shapes": list(shapes)}
-    if pairing is not None:
-        workload["pairing"] = pairing
-    for key, kind in WORKLOAD_FIELDS.items():
-        if key in wl:
-            workload[key] = err.number(wl[key], f"workload.{key}", integer=kind == "int")
-    days = err.number(wl.get("arrival_days_per_150k", 90.0), "workload.arrival_days_per_150k")
-    if days <= 0:
-        err.fail("workload.arrival_days_per_150k", "must be positive")
+    workloads = {"": _workload(doc.get("workload", {}), "workload", err)}
+    named = err.typed(doc.get("workloads", {}), dict, "[workloads.NAME]")
+    for name, table in named.items():
+        if not name:
+            err.fail("[workloads.NAME]", "a named workload needs a name")
+        workloads[name] = _workload(table, f"workloads.{name}", err)
 
     cluster = err.typed(doc.get("cluster", {}), dict, "[cluster]")
-    err.keys(cluster, ("placement", "forecast_window"), "[cluster]")
+    err.keys(cluster, ("placement", "forecast_window", "horizon_days", "rules"), "[cluster]")
     defaults = {
         "placement": err.placement(cluster.get("placement", "best-fit"), "cluster.placement"),
         "forecast_window": err.number(
             cluster.get("forecast_window", 40), "cluster.forecast_window", integer=True
         ),
+        "horizon_days": cluster.get("horizon_days"),
+        "rules": err.rules(cluster.get("rules", {}), "cluster.rules"),
     }
+    if defaults["horizon_days"] is not None:
+        err.positive(defaults["horizon_days"], "cluster.horizon_days")
 
     scales = err.typed(doc.get("scale"), dict, "[scale.NAME]")
     if not scales:
@@ -326,14 +369,87 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     groups = err.typed(doc.get("runs"), list, "[[runs]]")
     if not groups:
         err.fail("[[runs]]", "at least one group of runs is needed")
-    cells = [cell for i, g in enumerate(groups, 1) for cell in _expand(g, i, defaults, err)]
+    cells = [
+        cell for i, g in enumerate(groups, 1) for cell in _expand(g, i, defaults, workloads, err)
+    ]
     return ExperimentSpec(
         **head,
-        workload=workload,
-        stores=stores,
-        arrival_days_per_150k=days,
+        workloads=workloads,
         scales={n: _scale(n, s, err) for n, s in scales.items()},
         cells=tuple(cells),
+    )
+
+
+def _workload(table: Any, where: str, err: SpecErrors) -> SpecWorkload:
+    """A ``[workload]`` table: the trace builder's (jobs, shapes, pairing stores and WorkloadSpec
+    fields) or, with ``source = "pace-paper"``, the paper's generator's (a google2011-jobs store
+    and PaperWorldSpec fields)."""
+    wl = err.typed(table, dict, f"[{where}]")
+    source = wl.get("source", "")
+    if source == PAPER_SOURCE:
+        err.keys(wl, ("source", "jobs", "shapes", "pairing", *sorted(PAPER_FIELDS)), f"[{where}]")
+        jobs = err.typed(wl.get("jobs", SAMPLE_PREFIX + "google2011-jobs"), str, f"{where}.jobs")
+        settings: dict[str, Any] = {"source": source, "jobs": jobs}
+        defaults = asdict(PaperWorldSpec())
+        for key in sorted(PAPER_FIELDS & set(wl)):
+            default = defaults[key]
+            if isinstance(default, bool | str):
+                settings[key] = err.typed(wl[key], type(default), f"{where}.{key}")
+            elif default is None:
+                settings[key] = err.positive(wl[key], f"{where}.{key}")
+            else:
+                settings[key] = err.positive(
+                    wl[key], f"{where}.{key}", integer=isinstance(default, int)
+                )
+        try:
+            PaperWorldSpec(**{k: v for k, v in settings.items() if k in PAPER_FIELDS}).check()
+        except ReclaimError as problem:
+            err.fail(where, str(problem))
+        shapes, pairing = (), None
+        if settings.get("usage") == "traces":  # reclaim's usage: its shape and pairing stores
+            _, default_shapes = default_stores()
+            names = wl.get("shapes", [SAMPLE_PREFIX + p.name for p in default_shapes])
+            shapes = tuple(err.store(n, f"{where}.shapes") for n in names)
+            settings["shapes"] = list(names)
+            settings["pairing"] = wl.get("pairing", SAMPLE_PREFIX + default_pairing_store().name)
+            pairing = err.store(settings["pairing"], f"{where}.pairing")
+        elif "shapes" in wl or "pairing" in wl:
+            err.fail(where, 'shapes and pairing are read only with usage = "traces"')
+        return SpecWorkload(settings, (err.store(jobs, f"{where}.jobs"), shapes, pairing), None)
+    if source:
+        err.fail(f"{where}.source", f"unknown source {source!r} (known: {PAPER_SOURCE})")
+    err.keys(wl, ("jobs", "shapes", "pairing", "arrival_days_per_150k", *WORKLOAD_FIELDS), where)
+    default_jobs, default_shapes = default_stores()
+    jobs = err.typed(wl.get("jobs", SAMPLE_PREFIX + default_jobs.name), str, f"{where}.jobs")
+    shapes = err.typed(
+        wl.get("shapes", [SAMPLE_PREFIX + p.name for p in default_shapes]), list, f"{where}.shapes"
+    )
+    if not shapes or not all(isinstance(s, str) for s in shapes):
+        err.fail(f"{where}.shapes", "expected a non-empty list of stores")
+    pairing = wl.get("pairing")
+    if pairing is not None:
+        err.typed(pairing, str, f"{where}.pairing")
+    stores = (
+        err.store(jobs, f"{where}.jobs"),
+        tuple(err.store(s, f"{where}.shapes") for s in shapes),
+        None if pairing is None else err.store(pairing, f"{where}.pairing"),
+    )
+    workload: dict[str, Any] = {"jobs": jobs, "shapes": list(shapes)}
+    if pairing is not None:
+        workload["pairing"] = pairing
+    for key, kind in WORKLOAD_FIELDS.items():
+        if key in wl:
+            workload[key] = err.number(wl[key], f"{where}.{key}", integer=kind == "int")
+    days = err.positive(wl.get("arrival_days_per_150k", 90.0), f"{where}.arrival_days_per_150k")
+    return SpecWorkload(workload, stores, days)
+
+
+def with_host_shape(hosts: str, shape: str) -> str:
+    """``hosts`` ("250x32c64g") with every pool's size replaced by ``shape`` ("32c128g")."""
+    if not shape:
+        return hosts
+    return "+".join(
+        f"{part.split('x', 1)[0]}x{shape}" for part in hosts.replace(" ", "").split("+")
     )
 
 
@@ -355,7 +471,9 @@ def _scale(name: str, table: Any, err: SpecErrors) -> Scale:
     return Scale(name, apps, hosts, err.seeds(table["seeds"], f"{where}.seeds"))
 
 
-def _expand(group: Any, i: int, defaults: dict[str, Any], err: SpecErrors) -> list[_Cell]:
+def _expand(
+    group: Any, i: int, defaults: dict[str, Any], workloads: dict, err: SpecErrors
+) -> list[_Cell]:
     """The grid cells of the ``i``-th [[runs]] group, last axis fastest."""
     where = f"runs[{i}]"
     group = err.typed(group, dict, f"[[runs]] #{i}")
@@ -371,6 +489,25 @@ def _expand(group: Any, i: int, defaults: dict[str, Any], err: SpecErrors) -> li
         for key, value in params.items():
             axes.append(((table, key), err.axis(value, f"{where}.{table}.{key}")))
     label = err.typed(group.get("label", ""), str, f"{where}.label")
+    plain = {
+        key: err.typed(group.get(key, ""), str, f"{where}.{key}")
+        for key in ("workload", "host_shape", "world")
+    }
+    if plain["workload"] not in workloads:
+        known = ", ".join(n for n in workloads if n) or "none"
+        err.fail(f"{where}.workload", f"no [workloads.{plain['workload']}] (named: {known})")
+    if plain["host_shape"]:
+        try:
+            HostTable.parse(f"1x{plain['host_shape']}")
+        except ReclaimError:
+            err.fail(f"{where}.host_shape", f"expected CORESgMEMg like 32c128g, got "
+                     f"{plain['host_shape']!r}")  # fmt: skip
+    world = {
+        "horizon_days": defaults["horizon_days"],
+        "rules": defaults["rules"] | err.rules(group.get("rules", {}), f"{where}.rules"),
+    }
+    if "horizon_days" in group:
+        world["horizon_days"] = err.positive(group["horizon_days"], f"{where}.horizon_days")
     cells = []
     for values in itertools.product(*(v for _, v in axes)):
         cell: dict[str, Any] = {"controller_params": {}, "forecaster_params": {}}
@@ -379,7 +516,7 @@ def _expand(group: Any, i: int, defaults: dict[str, Any], err: SpecErrors) -> li
                 cell[key][sub[0]] = value
             else:
                 cell[key] = value
-        cells.append(_cell(cell, label, defaults, where, err))
+        cells.append(_cell(cell | world | plain, label, defaults, where, err))
     return cells
 
 
@@ -413,6 +550,7 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         err.build("forecaster", forecaster, fp, f"{where}.forecaster_params")
     placement = cell.get("placement", defaults["placement"])
     window = cell.get("forecast_window", defaults["forecast_window"])
+    horizon = cell.get("horizon_days")
     settings = RunSettings(
         controller=controller,
         controller_params=cp,
@@ -420,10 +558,14 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         forecaster_params=fp,
         forecast_window=err.number(window, f"{where}.forecast_window", integer=True),
         placement=err.placement(placement, f"{where}.placement"),
+        horizon_s=None if horizon is None else horizon * 86400.0,
+        rules=cell.get("rules", {}),
     )
     for key in ("placement", "forecast_window"):
         if key in cell:
             slug.append(f"{key}={_short(cell[key])}")
+    if cell.get("world"):
+        slug.insert(0, cell["world"])
     label = label or (controller if forecaster is None else f"{controller}/{forecaster}")
     params = resolved.get_params() if hasattr(resolved, "get_params") else {}
     k1, k2 = (params.get(k) for k in ("k1", "k2"))
@@ -434,6 +576,9 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         k1=None if k1 is None else float(k1),
         k2=None if k2 is None else float(k2),
         settings=settings,
+        workload=cell.get("workload", ""),
+        host_shape=cell.get("host_shape", ""),
+        world=cell.get("world", ""),
     )
 
 
@@ -485,6 +630,20 @@ class SpecErrors:
         if isinstance(value, bool) or not isinstance(value, ok):
             self.fail(key, f"expected {'a whole number' if integer else 'a number'}, got {value!r}")
         return value if integer else float(value)
+
+    def positive(self, value: Any, key: str, integer: bool = False) -> Any:
+        """A finite number above zero."""
+        number = self.number(value, key, integer)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(key, f"must be a finite number above 0, got {value!r}")
+        return number
+
+    def rules(self, value: Any, key: str) -> dict[str, bool]:
+        """A table of SimRules settings (true or false each)."""
+        table = self.typed(value, dict, key)
+        known = tuple(f.name for f in fields(SimRules))
+        self.keys(table, known, key)
+        return {k: self.typed(v, bool, f"{key}.{k}") for k, v in table.items()}
 
     def head(self, doc: dict, text: str) -> dict[str, Any]:
         """The fields every kind of spec starts with (:class:`ScaledSpec`'s but the scales): its

@@ -306,7 +306,9 @@ class AutoArima(Reselecting):
     season_length (1: non-seasonal), and AutoARIMA's max_p, max_q, max_d, max_P, max_Q, max_D,
     ic ("aicc", "aic", "bic"), stepwise, approximation (CSS during the search), allowdrift,
     allowmean; engine ("numba": the compiled search for non-seasonal settings without
-    approximation, statsforecast otherwise; "statsforecast": always statsforecast).
+    approximation, statsforecast otherwise; "statsforecast": always statsforecast); ``order``
+    (p, d, q) fits that order without a search (statsforecast's ARIMA), as the shaping paper's
+    simulator ran ARIMA(0, 1, 1).
     Learned: ``orders_`` (S, 3) int (p, d, q), -1 where a series has no model; ``reused_``,
     selections answered by this process's :data:`SELECTIONS` instead of the kernel.
     """
@@ -331,6 +333,7 @@ class AutoArima(Reselecting):
         allowdrift: bool = True,
         allowmean: bool = True,
         engine: str = "numba",
+        order: tuple[int, int, int] | None = None,
     ) -> None:
         self.window = window
         self.reselect = reselect
@@ -348,6 +351,7 @@ class AutoArima(Reselecting):
         self.allowdrift = allowdrift
         self.allowmean = allowmean
         self.engine = engine
+        self.order = order
 
     def _check_settings(self) -> None:
         super()._check_settings()
@@ -357,11 +361,26 @@ class AutoArima(Reselecting):
             raise ForecastError(
                 f"arima: engine must be 'numba' or 'statsforecast', not {self.engine!r}"
             )
+        if self.order is not None:
+            order = list(self.order)
+            bounds = (self.max_p, self.max_d, self.max_q)
+            if len(order) != 3 or not all(
+                isinstance(v, int) and 0 <= v <= b for v, b in zip(order, bounds, strict=True)
+            ):
+                raise ForecastError(
+                    f"arima: order must be three whole numbers (p, d, q) within max_p, max_d "
+                    f"and max_q, got {self.order!r}"
+                )
 
     def _compiled(self) -> bool:
-        """Whether selections run in the compiled engine (it has no seasonal search and no CSS
-        approximation; those settings run statsforecast)."""
-        return self.engine == "numba" and self.season_length <= 1 and not self.approximation
+        """Whether selections run in the compiled engine (it has no seasonal search, no CSS
+        approximation and no fixed order; those settings run statsforecast)."""
+        return (
+            self.engine == "numba"
+            and self.season_length <= 1
+            and not self.approximation
+            and self.order is None
+        )
 
     def _select_rows(self, tails: GroupedArray, cols: dict, rows: NDArray) -> dict[int, Any]:
         if not self._compiled():
@@ -438,6 +457,8 @@ class AutoArima(Reselecting):
         return {}
 
     def _new_model(self) -> Any:
+        if self.order is not None:  # no search: the order given (the shaping paper's (0, 1, 1))
+            return statsforecast_models().ARIMA(order=tuple(self.order))
         return statsforecast_models().AutoARIMA(
             season_length=self.season_length,
             max_p=self.max_p,

@@ -22,7 +22,7 @@ from reclaim.metrics.intervals import Interval, t_half_width
 
 BASELINE = "reservation"
 #: What identifies a cell: runs that differ only in their seed.
-CELL = ["experiment", "label", "controller", "forecaster", "k1", "k2", "coverage"]
+CELL = ["experiment", "world", "label", "controller", "forecaster", "k1", "k2", "coverage"]
 #: Metrics that are shares of applications, resource-time or forecasts: within [0, 1].
 RATES = (
     "failure_rate",
@@ -70,7 +70,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     **dict.fromkeys(NON_NEGATIVE, (0.0, math.inf)),
 }
 _REQUIRED = ["run_id", "label", "controller", "seed"]
-_OPTIONAL_TEXT = ["experiment", "scale", "forecaster"]
+_OPTIONAL_TEXT = ["experiment", "scale", "forecaster", "world"]
 _OPTIONAL_FLOAT = [
     "k1",
     "k2",
@@ -164,14 +164,20 @@ def derive(runs: pl.DataFrame) -> pl.DataFrame:
     Rows from an older runner keep their numbers under the names of what they measured: its
     ``app_slack_*_mean`` was the idle share of the allocation (now ``app_idle_*_mean``), its
     ``work_lost_core_h`` held component-hours (now ``work_lost_component_h``) and its
-    ``failure_rate`` counted core out-of-memory failures only (now ``core_oom_rate``). The report's
+    ``failure_rate`` counted core out-of-memory failures only (now ``core_oom_rate``). Turnaround
+    ratios pair runs of the same ``world`` too (a ladder's rungs each have their baseline). The
+    report's
     ``slack_*`` is the paper's per-application slack (of the request), else that idle share, else
     the cluster's allocation-weighted slack; its ``failure_rate`` the paper's (any component
     stopped), else the core-OOM share; the ``*_source`` columns say which.
     """
+    if "world" not in runs.columns:  # stores from before worlds hold one world
+        runs = runs.with_columns(world=pl.lit(""))
     runs = runs.with_columns(
         [pl.lit(None, pl.Float64).alias(c) for c in _OPTIONAL_FLOAT if c not in runs.columns]
-    ).with_columns([pl.col(c).cast(pl.Float64) for c in _OPTIONAL_FLOAT])
+    ).with_columns(
+        *[pl.col(c).cast(pl.Float64) for c in _OPTIONAL_FLOAT], pl.col("world").fill_null("")
+    )
     old_slack = pl.col("app_idle_mem_mean").is_null() & pl.col("app_slack_mem_mean").is_not_null()
     old_work = pl.col("work_lost_component_h").is_null()
     old_fail = pl.col("apps_failed").is_null()
@@ -219,7 +225,7 @@ def derive(runs: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("per-application idle share (older runner)"))
         .otherwise(pl.lit("cluster")),
     )
-    key = ["experiment", "scale", "seed"]
+    key = ["experiment", "scale", "world", "seed"]
     baseline = (
         runs.filter(pl.col("controller") == BASELINE)
         .group_by(key)
@@ -296,8 +302,10 @@ def cell_interval(cell: dict, metric: str) -> Interval:
 
 
 def cell_name(cell: dict) -> str:
-    """``label`` followed by the parameters that set this cell apart, e.g. ``gp K1=5% K2=3``."""
-    parts = [cell["label"]]
+    """``label`` followed by the parameters that set this cell apart, e.g. ``gp K1=5% K2=3``,
+    after its world where it has one (``[+03 memory] gp K1=5% K2=3``)."""
+    parts = [f"[{cell['world']}]"] if cell.get("world") else []
+    parts.append(cell["label"])
     if cell.get("k1") is not None:
         parts.append(f"K1={cell['k1'] * 100:g}%")
     if cell.get("k2") is not None:

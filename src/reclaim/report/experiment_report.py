@@ -32,7 +32,15 @@ from reclaim.report.experiment_tables import (
     paper_rows,
 )
 from reclaim.report.html import Section, page
-from reclaim.report.paper import SOURCE, Context, compare, context
+from reclaim.report.ladder import is_ladder, ladder_rows, plot_ladder
+from reclaim.report.paper import (
+    PAPER_WORLDS,
+    SOURCE,
+    Context,
+    compare,
+    context,
+    rigid_admission_note,
+)
 
 #: Kinds whose system folder writes their report: kind -> module offering ``load``, ``sections``
 #: and ``SOURCE`` (imported only when asked for, so that this shared module imports no system).
@@ -137,6 +145,13 @@ def write_report(root: Path, out: Path) -> Report:
         if cluster is not None:
             tables.append((f"{heading}: cluster slack and forecasts", cluster))
         figures = _figures(store, name, cells, out)
+        if is_ladder(cells):
+            tables.insert(0, (f"{heading}: the ladder, world by world", ladder_rows(cells)))
+            drawn = plot_ladder(cells, out / f"{_slug(name)}-ladder.png")
+            figures.insert(0, ("The ladder: one panel per metric, worlds in order", drawn.name))
+        admission = rigid_admission_note(runs)
+        if admission:
+            notes.append(admission)
         sections.append(Section(heading, notes, cell_rows(cells), figures, tables))
     notes = [f"{root}: {len(store.runs)} finished run(s)."]
     if store.pending:
@@ -144,7 +159,8 @@ def write_report(root: Path, out: Path) -> Report:
             f"{store.pending} run directory(ies) have no finished row (sweep interrupted or still "
             "running): this report covers the runs that finished."
         )
-    paper = paper_rows(compare(store.runs))
+    # the paper's numbers are compared with its own world, or with the one world of a store
+    paper = paper_rows(compare(store.runs.filter(pl.col("world").is_in(PAPER_WORLDS))))
     gaps = context_rows(list(contexts.values()))
     html = out / "index.html"
     html.write_text(page(f"reclaim report: {store.name}", notes, sections, paper, SOURCE, gaps))

@@ -65,7 +65,8 @@ _METRIC_NAMES = {
     "turnaround_ratio": "turnaround ratio over baseline",
     "turnaround_mean_s": "turnaround ratio",
     "slack_mem": "memory slack",
-    "failure_rate": "failure rate",
+    "failure_rate": "failure rate (any component stopped)",
+    "core_oom_rate": "failure rate (core OOM, the paper's code)",
 }
 
 

@@ -11,6 +11,10 @@ paper's simulation: usage above the allocation at a tick is an OOM failure). Wit
 ``memory.soft_limit_in_bytes``, v2 ``memory.high``): a component may exceed its allocation while
 its host has memory left. That is how the simulator replays a live run of this policy.
 
+Algorithm 1 tests both resources by default; ``fit_on="mem"`` tests memory alone, as the paper's
+simulator does (``ZoeDynamicSimulation.scala``:480-555 at commit 8abcf51): CPU is then resized
+like memory but never preempts.
+
 One reading of the paper's pseudo-code is ours: it tests core rows with ``free < 0`` and elastic
 rows with ``free <= 0``; both use ``free < -FIT_TOLERANCE`` here, because with admission on
 reservations an elastic component that exactly fills its host is common, and preempting it for
@@ -22,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from reclaim.core.control import UsageForecast
-from reclaim.core.types import Decisions
+from reclaim.core.types import RESOURCES, Decisions
 from reclaim.core.view import ClusterView
 from reclaim.registry import register
 from reclaim.shaping._kernels import pessimistic_fit
@@ -41,12 +45,15 @@ class Pessimistic(Shaper):
         failure_step: float = 0.5,
         shape_on_fallback: bool = False,
         soft_memory_limits: bool = False,
+        fit_on: str = "cpu,mem",
     ) -> None:
-        """The settings of :class:`Shaper`, and ``soft_memory_limits`` (module docstring)."""
+        """The settings of :class:`Shaper`, ``soft_memory_limits`` and ``fit_on``, the resources
+        Algorithm 1 tests, comma-separated (module docstring)."""
         super().__init__(
             k1, k2, grace_s, max_failures, failure_target, failure_step, shape_on_fallback
         )
         self.soft_memory_limits = soft_memory_limits
+        self.fit_on = fit_on
 
     def decide(self, view: ClusterView, forecast: UsageForecast) -> Decisions:
         wl = view.workloads
@@ -55,9 +62,26 @@ class Pessimistic(Shaper):
         # applications in arrival order, core rows first, elastic rows oldest first
         order = np.lexsort((wl.start[rows], ~wl.core[rows], wl.app[rows]))
         rows, target = rows[order], target[order]
+        axes = resource_axes(self.fit_on)
         keep, dropped = pessimistic_fit(
-            wl.host[rows], wl.app[rows], wl.core[rows], target, view.hosts.capacity
+            wl.host[rows],
+            wl.app[rows],
+            wl.core[rows],
+            np.ascontiguousarray(target[:, axes]),
+            np.ascontiguousarray(view.hosts.capacity[:, axes]),
         )
         evict = rows[~keep]  # whole applications (dropped) and elastic rows that did not fit
         self.note_evictions(view, evict)  # their applications fail: a failure target counts them
         return resize_where_changed(view, rows[keep], target[keep], evict=evict)
+
+
+def resource_axes(names: str) -> list[int]:
+    """Axes of the comma-separated resource ``names`` ("cpu,mem", "mem"), in axis order."""
+    wanted = [n.strip() for n in names.split(",")]
+    unknown = [n for n in wanted if n not in RESOURCES]
+    if unknown or not wanted:
+        raise ValueError(
+            f"fit_on: unknown resource {unknown[0] if unknown else names!r} "
+            f"(resources: {', '.join(RESOURCES)})"
+        )
+    return [r for r, name in enumerate(RESOURCES) if name in wanted]

@@ -516,9 +516,10 @@ def observe(
     rate,
     epoch,
     totals,
+    throttle,
 ):
     """The end of a monitor tick in one call: ``rows``' usage is their ``demand_`` (n, R) with CPU
-    capped at the limit (written to ``used``), host totals are recounted (:func:`recount`), the
+    capped at the limit where ``throttle`` (else the demand; written to ``used``), host totals are recounted (:func:`recount`), the
     interval is added to the applications' totals (:func:`accumulate_by_app`), ``totals`` (2R,)
     gets the cluster's allocation and usage (column sums in host order, as numpy sums them) and
     the rows' rates are set; returns what :func:`set_rates` returns. Several calls and the numpy
@@ -533,7 +534,7 @@ def observe(
         r = rows[i]
         for j in range(n_res):
             used[r, j] = demand_[i, j]
-        cap = limit[r, CPU]
+        cap = limit[r, CPU] if throttle else demand_[i, CPU]
         if cap < used[r, CPU]:
             used[r, CPU] = cap
         h, a = host[r], app[r]

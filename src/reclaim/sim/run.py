@@ -12,7 +12,7 @@ from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster
 from reclaim.placement import build_placer
 from reclaim.sim.results import SimResult
-from reclaim.sim.simulator import Simulator
+from reclaim.sim.simulator import SimRules, Simulator
 from reclaim.workload.model import Workload
 
 
@@ -28,6 +28,15 @@ class RunSettings:
     forecast_window: int = 40
     placement: str = "best-fit"
     horizon_s: float | None = None
+    rules: dict = field(default_factory=dict)  # SimRules settings that differ from its defaults
+
+    def identity(self) -> dict:
+        """The settings that name a run: ``rules`` only when set, so that runs named before the
+        rules existed keep their names."""
+        out = asdict(self)
+        if not out["rules"]:
+            del out["rules"]
+        return out
 
 
 def build_policies(settings: RunSettings) -> tuple[Controller, Forecaster | None]:
@@ -68,6 +77,7 @@ def build_simulator(
         forecast_window=settings.forecast_window,
         horizon=settings.horizon_s,
         on_tick=on_tick,
+        rules=SimRules(**settings.rules),
     )
 
 

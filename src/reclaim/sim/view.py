@@ -88,7 +88,9 @@ class SimActuator:
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
         """Evict, then resize; returns a Status per decision row (resizes first, then evictions).
 
-        A resize that would push its host over capacity is refused (UNSCHEDULABLE).
+        A resize that would push its host over capacity is refused (UNSCHEDULABLE): whole, or
+        under ``SimRules(refuse_whole_resize=False)`` on the resources that overflow only (the
+        row is still UNSCHEDULABLE; its other resources change).
         """
         decisions.require(("resize", "evict"), "the shaping simulator")
         sim, wt, hosts = self._sim, self._sim.wt, self._sim.hosts
@@ -106,12 +108,18 @@ class SimActuator:
         after = hosts.allocated.copy()
         for r in range(R):
             after[:, r] += np.bincount(host, delta[:, r], minlength=len(hosts))
-        over = np.any(after > hosts.capacity + 1e-6, axis=1)
-        refused = over[host] & np.any(delta > 0, axis=1)
-        ok = ~refused
-        _kernels.add_allocation(hosts.allocated, host[ok], delta[ok], 1)
-        wt.limit[rows[ok]] = limit[ok]
+        over = after > hosts.capacity + 1e-6
+        if sim.rules.refuse_whole_resize:
+            refused = np.any(over, axis=1)[host] & np.any(delta > 0, axis=1)
+            kept = np.repeat(~refused[:, None], R, axis=1)
+        else:  # each resource's raise stands or falls alone
+            kept = ~(over[host] & (delta > 0))
+            refused = ~kept.all(axis=1)
+        changed = kept.any(axis=1)
+        delta = np.where(kept, delta, 0).astype(delta.dtype)[changed]
+        _kernels.add_allocation(hosts.allocated, host[changed], delta, 1)
+        wt.limit[rows] = np.where(kept, limit, wt.limit[rows])
         status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
-        if np.any(delta[ok] < 0):
+        if np.any(delta < 0):
             sim.allocation_shrank()
         return status

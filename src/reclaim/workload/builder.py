@@ -206,7 +206,7 @@ def build_workload(
     arrival, scale = _arrivals(jobs.first_submit, spec.n_apps, spec.horizon, arrival_rng)
     rule = RoleRule(spec.elastic_share, spec.core_per_elastic_app)
     core, elastic = rule.assign(comp_indptr, role_rng)
-    shape, offset = _draw_shapes(shapes.lengths, len(work), shape_rng)
+    shape, offset = draw_shapes(shapes.lengths, len(work), shape_rng)
     used = _expected_usage(shapes, shape, work, request)
 
     workload = Workload(
@@ -414,7 +414,7 @@ def _arrivals(
     return arrival, float(scale)
 
 
-def _draw_shapes(
+def draw_shapes(
     lengths: NDArray[np.int64], n_components: int, rng: np.random.Generator
 ) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
     """shape (C,) int32 uniform over shapes and shape_offset (C,) int32 uniform in its length.

@@ -71,12 +71,7 @@ class JobTables:
     def quantile(self, quantity: str, u: np.ndarray) -> np.ndarray:
         """Values at the probabilities ``u`` (in [0, 1]), interpolated linearly between the
         table's entries: (n,) float64 in the quantity's unit."""
-        table = self._table(quantity)
-        u = np.asarray(u, dtype=np.float64)
-        if u.size and (u.min() < 0 or u.max() > 1):
-            raise ValueError("probabilities must lie in [0, 1]")
-        steps = np.arange(QUANTILE_POINTS, dtype=np.float64)
-        return np.interp(u * (QUANTILE_POINTS - 1), steps, table)
+        return interpolate(self._table(quantity), u)
 
     def draw(self, quantity: str, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` values of ``quantity`` from ``rng`` (one uniform each): (n,) float64."""
@@ -91,3 +86,13 @@ class JobTables:
                 f"{quantity}: the store holds no sample of it (see its meta.json 'filtered')"
             )
         return self.tables[quantity]
+
+
+def interpolate(table: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Values of a quantile ``table`` at the probabilities ``u`` (in [0, 1]): linear between
+    its entries, as the paper's ``DistCache.getQuantile``. (n,) float64."""
+    u = np.asarray(u, dtype=np.float64)
+    if u.size and (u.min() < 0 or u.max() > 1):
+        raise ValueError("probabilities must lie in [0, 1]")
+    steps = np.arange(len(table), dtype=np.float64)
+    return np.interp(u * (len(table) - 1), steps, table)
