@@ -96,6 +96,9 @@ SPECS: dict[str, Spec] = {
         "alibaba_gpu2025", "disaggregated_DLRM_trace_subset.csv.gz", True, ",", value=3, text=2
     ),
     "google2019-usage": Spec("google2019_usage", GOOGLE2019_FILE, True, ",", value=10, time=0),
+    "google2011-jobs": Spec(
+        "google2011_jobs", "task_events/part-00000-of-00500.csv.gz", False, ",", value=9, time=0
+    ),
     "azure2017-lifetimes": Spec(
         None,
         "flav_map.txt",
@@ -113,6 +116,9 @@ OTHER_FILES: dict[str, tuple[Spec, ...]] = {
     "azure2019": (Spec("azure2019", "vmtable_deep_study_vms.csv.gz", True, ",", value=9, text=0),),
     "alibaba-gpu2023": (
         Spec("alibaba_gpu2023", "openb_node_list_all_node.csv.gz", True, ",", value=3, text=0),
+    ),
+    "google2011-jobs": (
+        Spec("google2011_jobs", "job_events/part-00000-of-00500.csv.gz", False, ",", value=0),
     ),
 }
 

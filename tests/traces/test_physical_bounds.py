@@ -27,6 +27,7 @@ COLUMNS = {
     "alibaba-gpu2023": ("cpu_milli", "6.5536e+07"),
     "alibaba-gpu2025": ("cpu_request", "65536"),
     "google2019-usage": ("avg_cpu_usage", "2"),
+    "google2011-jobs": ("cpu_request", "2"),
 }
 
 

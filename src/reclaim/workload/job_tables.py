@@ -45,11 +45,11 @@ class JobTables:
         path = Path(path)
         try:
             meta = json.loads((path / META_FILE).read_text())
+            if meta.get("format") != FORMAT:
+                raise TraceError(path, f"holds a {meta.get('format')} store, not {FORMAT}")
             df = pl.read_parquet(path / DISTRIBUTIONS_FILE)
         except (OSError, ValueError, pl.exceptions.PolarsError) as err:
             raise TraceError(path, f"not a readable {FORMAT} store ({err})") from None
-        if meta.get("format") != FORMAT:
-            raise TraceError(path, f"holds a {meta.get('format')} store, not {FORMAT}")
         missing = [q for q in QUANTITIES if q not in df.columns]
         if missing or df.height != QUANTILE_POINTS:
             problem = f"needs {QUANTILE_POINTS} rows of {', '.join(QUANTITIES)}"

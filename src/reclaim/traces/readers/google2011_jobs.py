@@ -227,7 +227,7 @@ def _task_submits(files: list[Path]) -> tuple[pl.DataFrame, list[tuple[int, int]
     spans: list[tuple[int, int]] = []
     last_part = None
     for path in sorted(files, key=_part):
-        first = None
+        first, repeated = None, _RepeatedRows()
         for df in nonempty(csv_batches(path, layout, TASK_TYPES), path, "task event file"):
             require(df, path, ["time", "job_id", "task_index", "event_type", "priority"])
             non_negative(df, path, ["job_id", "task_index"])
@@ -235,8 +235,9 @@ def _task_submits(files: list[Path]) -> tuple[pl.DataFrame, list[tuple[int, int]
             _in_range(df, path, "event_type", EVENT_TYPES)
             _in_range(df, path, "priority", PRIORITIES)
             _not_nan(df, path, ["cpu_request", "memory_request"])
+            _unknown_only_if_marked(df, path)
             within(df, path, dict.fromkeys(["cpu_request", "memory_request"], NORMALISED))
-            _no_repeated_row(df, path)
+            repeated.check(df, path)
             first = df["time"][0] if first is None else first
             parts.append(
                 df.filter(pl.col("event_type") == SUBMIT).select(
@@ -303,6 +304,16 @@ def _not_nan(df: pl.DataFrame, path: Path, columns: list[str]) -> None:
             )
 
 
+def _unknown_only_if_marked(df: pl.DataFrame, path: Path) -> None:
+    """Google leaves a request empty only on rows whose missing-info field says why; an empty
+    request without it is a damaged row."""
+    for c in ("cpu_request", "memory_request"):
+        unmarked = pl.col(c).is_null() & pl.col("missing_info").is_null()
+        if (i := _first_true(df, unmarked)) is not None:
+            problem = f"{c} is empty but missing_info is not set (Google marks unknown requests)"
+            raise RowError(path, problem, df["_line"][i])
+
+
 def _unique_events(events: pl.DataFrame, files: list[Path]) -> None:
     """A job has one event of a type at a time: a second one is a copied row (the real files
     hold none)."""
@@ -318,13 +329,20 @@ def _unique_events(events: pl.DataFrame, files: list[Path]) -> None:
         raise RowError(files[row["_file"]], problem, row["_line"])
 
 
-def _no_repeated_row(df: pl.DataFrame, path: Path) -> None:
-    """A task event equal to the one before it (time, task, machine, type, values) is a copied
-    row: the real files hold none."""
-    values = [c for c in df.columns if c != "_line"]
-    same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1)) for c in values)
-    if (i := _first_true(df, same)) is not None:
-        raise RowError(path, f"repeats line {df['_line'][i - 1]}", df["_line"][i])
+class _RepeatedRows:
+    """A task event equal to the one before it in its file (time, task, machine, type, values)
+    is a copied row: the real files hold none. One per file, as batches split a file."""
+
+    def __init__(self) -> None:
+        self._last: pl.DataFrame | None = None
+
+    def check(self, df: pl.DataFrame, path: Path) -> None:
+        rows = df if self._last is None else pl.concat([self._last, df])
+        values = [c for c in df.columns if c != "_line"]
+        same = pl.all_horizontal(pl.col(c).eq_missing(pl.col(c).shift(1)) for c in values)
+        if (i := _first_true(rows, same)) is not None:
+            raise RowError(path, f"repeats line {rows['_line'][i - 1]}", rows["_line"][i])
+        self._last = df.tail(1)
 
 
 # ---- jobs, tasks and the distributions -------------------------------------------------------
@@ -392,14 +410,16 @@ def _tasks(
 
 
 def _per_task(submits: pl.DataFrame) -> pl.DataFrame:
-    """One row per (job, task index): its first SUBMIT time, mean requests over its SUBMIT rows
-    (null if none carries one) and first priority."""
-    return submits.group_by("job_id", "task_index").agg(
+    """One row per (job, task index), in that order: its first SUBMIT time, mean requests over
+    its SUBMIT rows (null if none carries one) and first priority."""
+    per_task = submits.group_by("job_id", "task_index").agg(
         first_us=pl.col("time").min(),
         cpu=pl.col("cpu_request").mean(),
         mem=pl.col("memory_request").mean(),
         priority=pl.col("priority").first(),
     )
+    # group_by's order varies from run to run; means summed in it would vary in the last bit
+    return per_task.sort("job_id", "task_index")
 
 
 def _workload_rows(jobs: pl.DataFrame) -> pl.DataFrame:
