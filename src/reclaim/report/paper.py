@@ -139,8 +139,8 @@ PAPER = (
         0.0,
         direction=Direction("fewer apps fail than optimistic", "<", 0.0, _OPTIMISTIC),
         why=(
-            "Algorithm 1 preempts when forecast + 5 % of the request overflows a host, CPU "
-            "included, though usage alone fits (the same allocations under soft limits lose none)"
+            "this count includes preemptions, which the paper's code does not count (core OOM "
+            "row below); in reclaim's scenario Algorithm 1 also tests CPU (pace-ladder)"
         ),
     ),
     Headline(
@@ -150,8 +150,8 @@ PAPER = (
         "failure_rate",
         0.3767,
         why=(
-            "host memory never runs out: at the paper's arrival rate per core ~50 % of memory "
-            "is allocated and ~45 % used, so soft limits absorb every rise (docs/shaping-results.md)"
+            "in reclaim's scenario host memory never runs out and limits are soft, so every "
+            "rise is absorbed; in the paper's world hard limits fail more (docs/shaping-results.md)"
         ),
     ),
     # The same two numbers as the paper's code counts them (core_oom_rate: a core component
