@@ -10,7 +10,7 @@ through the registry) or as objects, so a user's own controller runs without reg
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ def simulate(
         workload, _, spec, paired = sample.build(hosts)
         extra["workload"] = vars(spec) | {"pairing": None if paired is None else str(paired)}
     sim = build_simulator(workload, settings, controller, forecaster, on_tick)
-    return SimResult.from_simulator(sim.run(), asdict(settings) | extra)
+    return SimResult.from_simulator(sim.run(), settings.identity() | extra)
 
 
 def _settings(component: Any) -> dict:

@@ -90,4 +90,4 @@ def simulate(
     """Build hosts, controller and placer by name, replay ``workload``, collect the results."""
     controller, forecaster = build_policies(settings)
     sim = build_simulator(workload, settings, controller, forecaster, on_tick).run()
-    return SimResult.from_simulator(sim, asdict(settings) | (extra or {}))
+    return SimResult.from_simulator(sim, settings.identity() | (extra or {}))
