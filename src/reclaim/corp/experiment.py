@@ -219,11 +219,14 @@ def execute(run: CorpRun) -> RunResult:
     global _fitted
     started = time.perf_counter()
     scenario = build_scenario(n_jobs=run.n_jobs, seed=run.seed, **run.scenario)
-    key = json.dumps([run.provisioner, run.params, run.seed, run.scenario], sort_keys=True)
+    epsilon = run.simulation.get("epsilon")
+    key = json.dumps(
+        [run.provisioner, run.params, run.seed, run.scenario, epsilon], sort_keys=True
+    )
     fit_s = 0.0
     if _fitted is None or _fitted[0] != key:
         tic = time.perf_counter()
-        _fitted = key, fit_provisioners(scenario.train, run.provisioner, run.params)
+        _fitted = key, fit_provisioners(scenario.train, run.provisioner, run.params, epsilon)
         fit_s = time.perf_counter() - tic
     result = simulate(
         scenario,
