@@ -220,9 +220,7 @@ def execute(run: CorpRun) -> RunResult:
     started = time.perf_counter()
     scenario = build_scenario(n_jobs=run.n_jobs, seed=run.seed, **run.scenario)
     epsilon = run.simulation.get("epsilon")
-    key = json.dumps(
-        [run.provisioner, run.params, run.seed, run.scenario, epsilon], sort_keys=True
-    )
+    key = json.dumps([run.provisioner, run.params, run.seed, run.scenario, epsilon], sort_keys=True)
     fit_s = 0.0
     if _fitted is None or _fitted[0] != key:
         tic = time.perf_counter()

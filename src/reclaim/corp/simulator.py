@@ -136,12 +136,12 @@ def fit_provisioners(
     jobs' demand of that resource and their requests. ``epsilon``: the run's tolerance, handed to
     a provisioner with an ``epsilon`` setting (CORP's eq. 21) unless ``params`` sets one: the
     paper's epsilon is one number, for the unlock rule and for Fig. 6."""
+    chosen = dict(params or {})
+    settings = inspect.signature(registry.factory("provisioner", name)).parameters
+    if epsilon is not None and "epsilon" not in chosen and "epsilon" in settings:
+        chosen["epsilon"] = float(epsilon)
     out = []
     for r in range(R):
-        chosen = dict(params or {})
-        if epsilon is not None and "epsilon" not in chosen:
-            if "epsilon" in inspect.signature(registry.factory("provisioner", name)).parameters:
-                chosen["epsilon"] = float(epsilon)
         prov = registry.build("provisioner", name, **chosen)
         out.append(prov.fit(train.usage(r), train.request[:, r]))
     return out
@@ -241,7 +241,9 @@ class CorpResult:
         )
         lent = self.timeline.select(f"lent_{r}" for r in RESOURCES).to_numpy().sum(axis=0)
         for i, r in enumerate(RESOURCES):
-            out[f"lent_{r}"] = float(lent[i] / self.held[:, i].sum()) if self.held[:, i].sum() else 0.0
+            out[f"lent_{r}"] = (
+                float(lent[i] / self.held[:, i].sum()) if self.held[:, i].sum() else 0.0
+            )
         if self.scores is not None:
             out.update(self.scores.summary(self.epsilon))
         out["slots"] = float(len(self.timeline))
