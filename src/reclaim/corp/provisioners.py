@@ -25,6 +25,10 @@ class CorpProvisioner(UnusedPredictor):
     ``lendable``, which must be asked for the window it was built for (``horizon``).
     """
 
+    #: Read only by ``predict`` (the bound and the unlock rule), never by ``fit``: a sweep over
+    #: them reuses one fitted network (:mod:`reclaim.corp.experiment`).
+    PREDICT_SETTINGS = ("confidence", "epsilon", "p_threshold")
+
     def lendable(
         self, history: GroupedArray, request: NDArray[np.float64], horizon: int
     ) -> NDArray[np.float64]:
