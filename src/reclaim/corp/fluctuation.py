@@ -10,23 +10,30 @@ of each window from that window's own distribution:
 
 * **CPU.** The window's 1-second distribution is the piecewise-linear quantile function through
   (q / 100, cpu_pq), closed at level 1 by ``max(cpu_max, cpu_p99)`` (cpu_max is below p99 in 0.2 %
-  of the sample's windows: the two are not measured on exactly the same samples). The window's
-  ``K = period / slot`` slots (30) take one value each at **stratified** levels: the levels
-  ``(k + U_k) / K``, k = 0..K-1, in a random order, so that the K slots together cover the whole
-  distribution once (a plain random draw of 30 would often miss the tail that matters for SLOs)
-  and their order in time is random (the trace gives the distribution, not the order). The slots are
-  then scaled by ``window mean / mean of the drawn slots``, so **each window's mean is kept**
-  exactly (the quantile function's own mean is within 0.5 % / 5 % of the recorded mean for
-  95 % of windows).
-* **What this assumes**: a 10-second slot takes the value of one 1-second sample, i.e. the
-  1-second samples are alike within 10 seconds. If they were independent, a 10-second mean of ten
-  would vary about three times less. The trace cannot tell which; ours is the upper end of the
-  spread, and the one that keeps the measured percentiles (p0 .. p99 of the slots equal the
-  window's, up to the mean scaling).
-* **Memory**: only the window's mean and max are recorded. Slots are drawn at stratified levels
+  of the sample's windows: the two are not measured on exactly the same samples).
+* **Calibrated slots** (``mode="calibrated"``, the default): the window's 300 seconds take one
+  1-second value each at **stratified** levels ``(k + U_k) / 300`` (so that together they cover
+  the window's distribution once: p0 .. p99 are kept), in the time order of a Gaussian AR(1)
+  with coefficient ``phi`` per second (:func:`ordered_levels`), and a slot is the **mean of its
+  ten seconds**. How alike neighbouring seconds are is not in Google's trace; Alibaba 2018's
+  machine usage, sampled every ~10 s, shows it at 10 s and beyond: within 5-minute windows,
+  values 10 s apart correlate at 0.70 (CPU) and 0.90 (memory) (:mod:`reclaim.corp.variability`,
+  :data:`SLOT_CORRELATION`). ``phi`` is the per-second coefficient whose 10-second slots have
+  that within-window correlation (:func:`second_correlation`: 0.963 for CPU). A slot then keeps
+  0.93 of the window's 1-second standard deviation (independent seconds would keep 0.32), and
+  slots 20 and 30 s apart correlate at 0.40 and 0.21 (measured: 0.47 and 0.31).
+* ``mode="percentiles"``: each of the 30 slots takes one value at stratified levels
+  ``(k + U_k) / 30`` in a random order: a 10-second slot is one 1-second sample (the upper end of
+  the spread, no likeness between slots).
+* In both, the slots are then scaled by ``window mean / mean of the drawn slots``, so **each
+  window's mean is kept** exactly (the quantile function's own mean is within 0.5 % / 5 % of the
+  recorded mean for 95 % of windows). ``mode="window-hold"`` holds each window's means.
+* **Memory**: only the window's mean and max are recorded. Values are drawn at stratified levels
   from the uniform distribution on ``[max(0, 2 mean - max), max]`` (the widest interval with that
-  max whose mean is the window's), in random order, shifted to keep the window mean and kept
-  within [0, max]: memory rises **up to the window max** and no higher.
+  max whose mean is the window's), per second in the order of an AR(1) (calibrated: the measured
+  0.90 is above what a rank order of an AR(1) reaches, 0.87 with ``phi`` near 1, which is used)
+  or per slot in random order (percentiles), shifted to keep the window mean and kept within
+  [0, max]: memory rises **up to the window max** and no higher.
 * Windows without 1-second samples (the source writes -1, stored as null; 37 of 70,573 windows in
   the shipped sample) are held at their mean, as is memory where ``mem_max`` is null.
 * Slots above the request (Borg lets CPU run past its limit) are clipped to it and counted

@@ -2,7 +2,8 @@
 :class:`reclaim.corp.provisioning.Provisioner` protocol.
 
 Lendable amount per job = the eq. 19 lower bound on its unused allocation where eq. 21 unlocks it,
-else 0 (section III-A-2/3), clipped to [0, request].
+else 0 (section III-A-2/3), clipped to [0, request]. Its estimate (Fig. 6's prediction) is the
+DNN + HMM point and the eq. 19 bound, unlocked or not.
 """
 
 from __future__ import annotations

@@ -76,9 +76,11 @@ served and ``r`` the job's allocation, the paper's "amount allocated to J_i at t
 
 Lending thus raises utilisation (the same resources serve two jobs), a reclaim shows up as both
 the owner and the borrower counting the taken-back part (and as the borrower's unmet demand, not
-counted as used), and ``d <= r`` holds for every job (under DRA only per VM). The SLO violation rate. The prediction
-error rate of section IV on CPU (see :meth:`CorpResult.summary`; a lender's demand, hence its
-actual unused amount, does not depend on what it lent). Allocation latency: wall time of the
+counted as used), and ``d <= r`` holds for every job (under DRA only per VM). The SLO violation
+rate. What was lent, reclaimed and over-offered (Figs 7-9's lending). The prediction error rate of
+section IV (Fig. 6) scores the method's CPU *predictions*, not what it lent: every job's own demand
+is replayed through the provisioner's ``estimate`` after the run (:mod:`reclaim.corp.scoring`),
+so every method is scored on the same jobs and windows. Allocation latency: wall time of the
 placement of every batch plus the provisioner's refreshes, in total for the run (the paper's Fig.
 10 measures the latency "for allocating resource to 300 jobs") and per job (``latency_job_*``:
 percentiles over jobs of the wall time of the allocation batches each waited in); the one-off
