@@ -158,3 +158,22 @@ def test_a_corp_sweep_runs_resumes_and_reports_the_papers_figures(tmp_path):
         "corp_fig8_util_vs_slo.png",
         "corp_fig10_latency.png",
     }
+
+
+def test_a_sweep_over_corps_predict_settings_reuses_one_fit_and_matches_a_fresh_one(tmp_path):
+    from reclaim.corp import experiment
+    from reclaim.corp.simulator import WALL_TIME_KEYS
+
+    runs = parse_spec(MINI, tmp_path / "s.toml").runs("tiny")
+    plain, strict = runs[1], runs[5]  # corp at 30 jobs: defaults, then p_threshold = 0.9
+    assert strict.params == {"p_threshold": 0.9} and strict.n_jobs == plain.n_jobs
+    experiment._fitted.clear()
+    first = experiment.execute(plain).summary
+    reused = experiment.execute(strict).summary
+    assert first["fit_s"] > 0 and reused["fit_s"] == 0.0
+    experiment._fitted.clear()
+    fresh = experiment.execute(strict).summary
+    assert fresh["fit_s"] > 0
+    for key, value in fresh.items():
+        if key not in WALL_TIME_KEYS and key != "fit_s":
+            assert reused[key] == value or (value != value and reused[key] != reused[key]), key
