@@ -67,7 +67,7 @@ def test_a_method_that_cannot_predict_yet_is_counted_not_scored_zero():
 @pytest.fixture(scope="module")
 def scenario():
     return build_scenario(
-        n_jobs=80,
+        n_jobs=40,
         n_train=150,
         n_vms=12,
         n_pms=3,

@@ -357,16 +357,14 @@ def second_correlation(target: float, seconds: int = 10, k: int = 30) -> float:
 
     def correlation(phi: float) -> float:
         rng = np.random.default_rng(20240603)
-        return within_window_correlation(
-            _slot_means(ordered_levels(rng, 1000, k * seconds, phi), k)
-        )
+        return within_window_correlation(_slot_means(ordered_levels(rng, 500, k * seconds, phi), k))
 
     lo, hi = 0.0, MAX_PHI
     if correlation(lo) >= target:
         return lo
     if correlation(hi) <= target:
         return hi
-    for _ in range(20):
+    for _ in range(16):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if correlation(mid) < target else (lo, mid)
     return 0.5 * (lo + hi)
