@@ -364,7 +364,7 @@ def second_correlation(target: float, seconds: int = 10, k: int = 30) -> float:
         return lo
     if correlation(hi) <= target:
         return hi
-    for _ in range(16):
+    for _ in range(20):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if correlation(mid) < target else (lo, mid)
     return 0.5 * (lo + hi)
