@@ -357,7 +357,9 @@ def second_correlation(target: float, seconds: int = 10, k: int = 30) -> float:
 
     def correlation(phi: float) -> float:
         rng = np.random.default_rng(20240603)
-        return within_window_correlation(_slot_means(ordered_levels(rng, 500, k * seconds, phi), k))
+        return within_window_correlation(
+            _slot_means(ordered_levels(rng, 1000, k * seconds, phi), k)
+        )
 
     lo, hi = 0.0, MAX_PHI
     if correlation(lo) >= target:
