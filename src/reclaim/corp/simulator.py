@@ -164,7 +164,7 @@ class CorpResult:
     its demand (only borrowers are), reclaimed int64 slots a borrower's loans covered less than
     its request, overlent bool per (refresh, job) prediction that offered something: whether the
     window's actual mean unused amount fell below the offer on any resource. scores: the Fig. 6
-    errors of the method's CPU predictions (:mod:`reclaim.corp.scoring`; None when not scored).
+    errors of the method's CPU predictions (:mod:`reclaim.corp.scoring`).
     Aggregates: used, held (T, R) sums over running jobs, per slot, of served demand and
     allocation (eq. 1's d and r). timeline: polars, one row per slot (``short_<r>``: borrowers'
     unmet demand). predictions: polars, one row per (refresh, job).
@@ -188,7 +188,7 @@ class CorpResult:
     slowed: NDArray[np.int64]
     reclaimed: NDArray[np.int64]
     overlent: NDArray[np.bool_]
-    scores: PredictionScores | None
+    scores: PredictionScores
     used: NDArray[np.float64]
     held: NDArray[np.float64]
     vm_capacity_slots: NDArray[np.float64]
@@ -209,10 +209,11 @@ class CorpResult:
         reclaimed resources) and ``reclaimed_jobs`` their number; ``overlend_rate`` = share of
         the predictions offering something whose window's actual unused amount fell below the
         offer (eq. 20's delta < 0; NaN when nothing was offered); ``lent_<r>`` = share of what the
-        running jobs held that was lent out and taken (Figs 7-9's lending, per resource);
-        the Fig. 6 rates of the method's predictions (:meth:`PredictionScores.summary`:
-        ``prediction_error_rate`` on the point prediction, ``_lower`` on the eq. 19 bound, the jobs
-        too young to score counted apart); ``latency_s`` = placement + prediction wall time of the run, ``latency_per_job_ms``."""
+        running jobs held that was lent out and taken (Figs 7-9's lending, per resource); the
+        Fig. 6 rates of the method's predictions (:meth:`PredictionScores.summary`:
+        ``prediction_error_rate`` on the point prediction, ``_lower`` on the eq. 19 bound, the
+        jobs too young to score counted apart); ``latency_s`` = placement + prediction wall time
+        of the run, ``latency_per_job_ms``."""
         out: dict[str, float] = {}
         util = metrics.utilisation(self.used, self.held)
         waste = metrics.wastage(self.used, self.held)
@@ -246,8 +247,7 @@ class CorpResult:
             out[f"lent_{r}"] = (
                 float(lent[i] / self.held[:, i].sum()) if self.held[:, i].sum() else 0.0
             )
-        if self.scores is not None:
-            out.update(self.scores.summary(self.epsilon))
+        out.update(self.scores.summary(self.epsilon))
         out["slots"] = float(len(self.timeline))
         out["fit_s"] = self.fit_s
         out["latency_s"] = self.place_s + self.predict_s
@@ -292,7 +292,6 @@ def simulate(
     max_slots: int | None = None,
     provisioners: list[Any] | None = None,
     borrowing: str = "loans",
-    score: bool = True,
 ) -> CorpResult:
     """Replay ``scenario.jobs`` with the registered ``provisioner`` (settings ``params``).
 
@@ -302,8 +301,8 @@ def simulate(
     a fraction of the request. max_slots: stop after this many slots (default: enough for every job
     to run alone one after the other). provisioners: already fitted ones (one per resource), to
     skip training. borrowing: what a borrower may use, ``"loans"`` (its loans net of reclaims) or
-    ``"shared"`` (what the owners leave of the VM); see the module docstring. score: also score
-    the provisioner's CPU predictions on every job's own demand (Fig. 6,
+    ``"shared"`` (what the owners leave of the VM); see the module docstring. After the run, the
+    provisioner's CPU predictions are scored on every job's own demand (Fig. 6,
     :func:`~reclaim.corp.scoring.score_predictions`).
     """
     if window < 1:
@@ -322,10 +321,8 @@ def simulate(
     warm_up(provisioners, placer, window)
     sim = _Simulation(scenario, provisioners, placer, window, max_slots, borrowing, seed=seed)
     sim.run()
-    scores = None
-    if score:
-        jobs = scenario.jobs
-        scores = score_predictions(jobs.usage(0), jobs.request[:, 0], provisioners[0], window)
+    jobs = scenario.jobs
+    scores = score_predictions(jobs.usage(0), jobs.request[:, 0], provisioners[0], window)
     return sim.result(provisioner, placement, epsilon, fit_s, scores)
 
 
@@ -763,7 +760,7 @@ class _Simulation:
         placement: str,
         epsilon: float,
         fit_s: float,
-        scores: PredictionScores | None,
+        scores: PredictionScores,
     ) -> CorpResult:
         names = ["slot", "running", "queued", "borrowers", "slowed"]
         for prefix in ("demand", "used", "held", "lent", "short"):
