@@ -417,6 +417,12 @@ def build_scenario(
         resampler,
     )
     train_tasks = pool[train_rng.integers(0, len(pool), n_train)]
+    train_resampler = resampler
+    if isinstance(resampler, PercentileSlots):
+        # the training jobs draw their slots from their own stream: what a provisioner learns
+        # must not depend on how many jobs are replayed (a fit is reused across them)
+        train_rng_slots = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+        train_resampler = PercentileSlots(windows, train_rng_slots, mode=resample)
     train = _jobset(
         train_tasks,
         np.zeros(n_train),
@@ -430,9 +436,13 @@ def build_scenario(
         period_s,
         slo_slack,
         resample,
-        resampler,
+        train_resampler,
     )
     span = max(float(arrival.max() - arrival.min()), slot_s)
+    clipped = np.zeros(R, np.int64)
+    for drawn in {id(resampler): resampler, id(train_resampler): train_resampler}.values():
+        if isinstance(drawn, PercentileSlots) and drawn.clipped is not None:
+            clipped += drawn.clipped
     report = ScenarioReport(
         tasks_total=len(work),
         jobs_excluded=dict(table.excluded),
@@ -453,9 +463,7 @@ def build_scenario(
         ),
         arrival_span_s=span,
         usage_source=windows.store if windows is not None else "",
-        clipped_slots=tuple(int(v) for v in resampler.clipped)
-        if isinstance(resampler, PercentileSlots) and resampler.clipped is not None
-        else (0, 0),
+        clipped_slots=tuple(int(v) for v in clipped),
         pairing=calibration.ratios.store if calibration is not None else "",
     )
     return CorpScenario(jobs, train, vm_capacity, vm_pm, pm, float(slot_s), w, report)
