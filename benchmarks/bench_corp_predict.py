@@ -177,7 +177,7 @@ def google2019_slots(resource: str, seed: int, windows: int = 48, chunks: int = 
     from reclaim.traces import sample_path
 
     table = load_windows(sample_path("google2019-usage"))
-    slots = PercentileSlots(table, np.random.default_rng(seed))
+    slots = PercentileSlots(table, np.random.default_rng(seed), mode="percentiles")
     r = 0 if resource == "cpu" else 1
     series = []
     for i in range(len(table.ids)):

@@ -369,14 +369,15 @@ def experiment_run(
     """Run every run of SPEC at one scale; rerunning the same command resumes."""
     from reclaim.experiments import load_spec, run_experiment
 
-    outcome = run_experiment(
-        load_spec(spec), scale, output, backend, jobs, ray_address, console=console
-    )
+    loaded = load_spec(spec)
+    outcome = run_experiment(loaded, scale, output, backend, jobs, ray_address, console=console)
     ran = outcome.runs - outcome.resumed
     out = Console()
     out.print(
         f"{outcome.runs} runs at scale {outcome.scale!r}: {ran} ran, {outcome.resumed} resumed"
     )
+    for line in loaded.headline(outcome.table):
+        out.print(line, highlight=False)
     out.print(f"results: {outcome.out}/runs.parquet, runs/<run_id>/")
     out.print(f"next: reclaim report {outcome.out}")
 

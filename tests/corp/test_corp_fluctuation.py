@@ -11,7 +11,16 @@ import polars as pl
 import pytest
 
 from reclaim.core.grouped import GroupedArray
-from reclaim.corp.fluctuation import LEVELS, PercentileSlots, WindowTable, load_windows
+from reclaim.corp.fluctuation import (
+    LEVELS,
+    MAX_PHI,
+    SLOT_CORRELATION,
+    PercentileSlots,
+    WindowTable,
+    load_windows,
+    second_correlation,
+    within_window_correlation,
+)
 from reclaim.corp.scenario import build_scenario
 from reclaim.errors import ReclaimError, TraceError
 from reclaim.traces.store import sample_path
@@ -41,7 +50,7 @@ def _quantiles(lo, hi):
 def test_slots_keep_each_window_mean_and_its_distribution():
     q = np.stack([_quantiles(0.1, 0.5), _quantiles(0.0, 0.9), _quantiles(0.2, 0.2)])
     table = _table([[0.3, 0.5], [0.45, 0.2], [0.2, 0.4]], q, [0.7, 0.2, np.nan], [3])
-    slots = PercentileSlots(table, np.random.default_rng(0))
+    slots = PercentileSlots(table, np.random.default_rng(0), mode="percentiles")
     out = slots.draw(np.arange(3), 30)
     assert out.shape == (3, 30, 2)
     # every window's mean is kept exactly (nothing clipped here)
@@ -54,11 +63,40 @@ def test_slots_keep_each_window_mean_and_its_distribution():
     assert out[0, :, 1].max() <= 0.7 + 1e-12 and out[0, :, 1].max() > 0.6
     np.testing.assert_allclose(out[1, :, 1], 0.2)
     np.testing.assert_allclose(out[2, :, 1], 0.4)
-    # same generator state, same slots; hold=True holds the means
-    again = PercentileSlots(table, np.random.default_rng(0)).draw(np.arange(3), 30)
-    assert np.array_equal(out, again)
-    held = PercentileSlots(table, np.random.default_rng(0), hold=True).draw(np.arange(3), 30)
+    # same generator state, same slots; window-hold holds the means
+    again = PercentileSlots(table, np.random.default_rng(0), mode="percentiles")
+    assert np.array_equal(out, again.draw(np.arange(3), 30))
+    held = PercentileSlots(table, np.random.default_rng(0), mode="window-hold")
+    held = held.draw(np.arange(3), 30)
     assert np.all(held == table.mean.data[:, None, :])
+
+
+def test_calibrated_slots_keep_the_mean_and_move_as_alike_as_the_measured_data():
+    n = 200
+    q = np.tile(_quantiles(0.0, 1.0), (n, 1))
+    table = _table([[0.5, 0.5]] * n, q, [0.9] * n, [n])
+    out = PercentileSlots(table, np.random.default_rng(4)).draw(np.arange(n), 30)
+    np.testing.assert_allclose(out[:, :, 0].mean(axis=1), 0.5, atol=1e-12)
+    # neighbouring slots as alike as Alibaba 2018's 10-second samples (0.70 CPU, within windows)
+    assert within_window_correlation(out[:, :, 0]) == pytest.approx(SLOT_CORRELATION[0], abs=0.03)
+    # a 10-second mean of alike seconds keeps most of the 1-second spread, not 1/sqrt(10) of it
+    one_second = PercentileSlots(table, np.random.default_rng(4), mode="percentiles")
+    spread = (
+        out[:, :, 0].std(axis=1).mean()
+        / one_second.draw(np.arange(n), 30)[:, :, 0].std(axis=1).mean()
+    )
+    assert 0.8 < spread < 1.0
+    # memory: up to the window max, in order too
+    assert out[:, :, 1].max() <= 0.9 + 1e-12
+    assert within_window_correlation(out[:, :, 1]) > 0.8
+
+
+def test_the_per_second_correlation_grows_with_the_slot_correlation_and_is_capped():
+    phis = [second_correlation(r) for r in (0.0, 0.7)]
+    assert phis == sorted(phis) and phis[0] < 0.2 and 0.9 < phis[1] < 1.0
+    assert second_correlation(0.95) == MAX_PHI  # beyond a random-walk order: the cap
+    with pytest.raises(ReclaimError, match="slot correlation"):
+        second_correlation(1.0)
 
 
 def test_unknown_percentiles_are_held_and_overflow_is_clipped_and_counted():

@@ -132,3 +132,11 @@ def test_same_seed_same_scenario_bit_for_bit(short):
     assert np.array_equal(short.train.demand.data, again.train.demand.data)
     other = build_scenario(n_jobs=60, n_train=40, n_vms=100, n_pms=30, seed=4, max_duration_s=60)
     assert not np.array_equal(short.jobs.task, other.jobs.task)
+
+
+def test_training_jobs_do_not_depend_on_how_many_jobs_are_replayed():
+    # a fitted provisioner is reused across numbers of jobs: its training slots must be the same
+    kw = dict(n_train=30, n_vms=12, n_pms=3, seed=4, usage_stores=["sample:google2019-usage"])
+    few = build_scenario(n_jobs=10, resample="calibrated", **kw)
+    many = build_scenario(n_jobs=60, resample="calibrated", **kw)
+    assert np.array_equal(few.train.demand.data, many.train.demand.data)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from reclaim.core.component import Component
+from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.corp.scenario import CorpScenario, JobSet, build_scenario, split_pms
 from reclaim.corp.simulator import WALL_TIME_KEYS, provisioner_names, simulate
 from reclaim.errors import ReclaimError
@@ -26,7 +27,12 @@ class ShareLender(Component):
         return self
 
     def lendable(self, history, request, horizon):
-        return np.where(history.lengths >= self.after, self.share * np.asarray(request), 0.0)
+        return self.estimate(history, request, horizon).lower
+
+    def estimate(self, history, request, horizon):
+        valid = history.lengths >= self.after
+        amount = np.where(valid, self.share * np.asarray(request, np.float64), 0.0)
+        return UnusedEstimate(amount, amount, valid)
 
 
 def two_vms(share_job_b_submit: float = 60.0, vm_capacity=((1.0, 1.0), (1.0, 1.0))) -> CorpScenario:
@@ -214,13 +220,18 @@ def test_a_job_that_fits_nowhere_waits_in_the_queue():
     assert res.summary()["queued_jobs"] == 1.0
 
 
-def test_prediction_error_is_actual_unused_minus_lent():
+def test_fig6_scores_predictions_and_counts_young_jobs_apart_while_offers_measure_lending():
     res = simulate(two_vms(), "test-share", {"share": 0.8}, placement="first-fit", window=6)
     # A is asked once, at slot 6 (B never lends): lent 0.8 core, then its demand is 0.6 core for
-    # the 4 slots it still runs: unused 0.4 -> error -0.4, outside [0, eps): wrong
-    assert res.pred_error[0] == pytest.approx(-0.4)
-    assert np.isnan(res.pred_error[1])
-    assert res.summary()["prediction_error_rate"] == 1.0
+    # the 4 slots it still runs: unused 0.4 -> an offer above what stayed unused
+    assert res.overlent.tolist() == [True]
+    s = res.summary()
+    assert s["overlend_rate"] == 1.0
+    # Fig. 6 scores predictions from 12 slots of history on: both jobs (10 and 4 slots) are too
+    # young, counted apart, never an error of 0
+    assert s["young_jobs"] == 2.0 and s["scored_jobs"] == 0.0
+    assert np.isnan(s["prediction_error_rate"])
+    assert s["lent_cpu"] > 0.0 and s["lent_mem"] > 0.0
 
 
 def test_provisioners_are_built_by_name():

@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
+from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import ForecastError
 from reclaim.forecast.corp import confidence_z
@@ -65,6 +66,16 @@ def _check(
     if not (np.isfinite(req).all() and (req >= 0).all()):
         raise ForecastError(f"{who}: requests must be finite and non-negative")
     return data, req
+
+
+def _estimate(point, lower, valid, req) -> UnusedEstimate:
+    """Both amounts clipped to [0, request], 0 where there is no prediction."""
+    valid = np.asarray(valid, bool)
+    return UnusedEstimate(
+        np.where(valid, np.clip(point, 0.0, req), 0.0),
+        np.where(valid, np.clip(lower, 0.0, req), 0.0),
+        valid,
+    )
 
 
 def _check_horizon(horizon: int) -> int:
@@ -156,10 +167,14 @@ class Rccr(_Baseline):
     ) -> NDArray[np.float64]:
         """(S,) lowest lower bound of the unused amount over the window, clipped to [0, request];
         0 for histories shorter than ``min_length`` or without an ETS fit."""
-        _, lower, usable = self.bounds(history, request, horizon)
+        return self.estimate(history, request, horizon).lower
+
+    def estimate(self, history: GroupedArray, request: ArrayLike, horizon: int) -> UnusedEstimate:
+        """Point = the ETS mean of the unused amount averaged over the window, lower = its lowest
+        lower bound there; no prediction below ``min_length`` slots or without an ETS fit."""
+        mean, lower, usable = self.bounds(history, request, horizon)
         req = np.asarray(request, np.float64).reshape(-1)
-        out = np.clip(lower.min(axis=1), 0.0, req)
-        return np.where(usable, out, 0.0)
+        return _estimate(mean.mean(axis=1), lower.min(axis=1), usable, req)
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,6 +376,12 @@ class CloudScale(_Baseline):
     ) -> NDArray[np.float64]:
         """(S,) ``request - (max predicted usage + padding)`` over the window, clipped to
         [0, request]; 0 for histories shorter than ``min_length``."""
+        return self.estimate(history, request, horizon).lower
+
+    def estimate(self, history: GroupedArray, request: ArrayLike, horizon: int) -> UnusedEstimate:
+        """Point = ``request - mean predicted usage`` over the window (the prediction before
+        padding), lower = ``request - (max predicted usage + padding)``, what CloudScale would
+        lend; no prediction below ``min_length`` slots."""
         data, req = _check(history, request, self.name)
         h = _check_horizon(horizon)
         if self.n_bins < 1 or self.window < 2:
@@ -376,7 +397,7 @@ class CloudScale(_Baseline):
             out = self._one(tails[i], h)
             self.periodic_[i], self.predicted_[i], self.burst_pad_[i], self.error_pad_[i] = out
         demand = self.predicted_.max(axis=1) + np.maximum(self.burst_pad_, self.error_pad_)
-        return np.where(usable, np.clip(req - demand, 0.0, req), 0.0)
+        return _estimate(req - self.predicted_.mean(axis=1), req - demand, usable, req)
 
 
 # --------------------------------------------------------------------------------------------
@@ -485,9 +506,16 @@ class Dra(_Baseline):
     ) -> NDArray[np.float64]:
         """(S,) ``request - mean recent usage``, clipped to [0, request]; 0 for empty histories
         and always 0 in ``mode="published"`` (DRA lends nothing)."""
+        if self.redistributes:
+            _check(history, request, self.name)
+            _check_horizon(horizon)
+            return np.zeros(len(history))
+        return self.estimate(history, request, horizon).point
+
+    def estimate(self, history: GroupedArray, request: ArrayLike, horizon: int) -> UnusedEstimate:
+        """Point = lower = ``request - mean recent usage`` (DRA has no confidence bound), in either
+        mode: what DRA's run-time estimate says stays unused; no prediction without history."""
         _, req = _check(history, request, self.name)
         _check_horizon(horizon)
-        if self.redistributes:
-            return np.zeros(len(history))
-        out = np.clip(req - self.demand(history), 0.0, req)
-        return np.where(history.lengths > 0, out, 0.0)
+        point = req - self.demand(history)
+        return _estimate(point, point, history.lengths > 0, req)

@@ -21,9 +21,15 @@ provisioner and its settings::
     provisioner = "corp"
     params = { p_threshold = [0.5, 0.9] }
     jobs = "max"                       # the scale's largest number of jobs only
+    [[runs]]                           # a group may also sweep scenario and simulation settings
+    provisioner = "dra"
+    scenario = { resample = ["calibrated", "percentiles"] }
+    simulation = { epsilon = [0.05, 0.2] }
 
-A provisioner is fitted once per (settings, seed) in a worker process and reused across numbers
-of jobs: the training jobs of a scenario depend on its seed, not on how many test jobs it has.
+A provisioner is fitted once per (settings, seed, scenario) in a worker process and reused across
+numbers of jobs (the training jobs of a scenario depend on its seed, not on how many test jobs it
+has) and across the settings it only reads when predicting (its ``PREDICT_SETTINGS``, e.g. CORP's
+confidence, epsilon and P_th).
 """
 
 from __future__ import annotations
@@ -46,9 +52,13 @@ COLUMNS = IDENTITY_COLUMNS | {
     "provisioner": pl.String,
     "params": pl.String,
     "n_jobs": pl.Int64,
+    "slots": pl.String,
+    "epsilon": pl.Float64,
     "wall_s": pl.Float64,
 }
 SIMULATION_KEYS = ("window", "epsilon", "borrowing")
+#: Fitted provisioners kept per worker process (a sweep visits a few scenarios per seed).
+FIT_CACHE = 8
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,8 @@ class CorpRun(KindRun):
             "provisioner": self.provisioner,
             "params": json.dumps(self.params, sort_keys=True),
             "n_jobs": self.n_jobs,
+            "slots": str(self.scenario.get("resample", "hold")),
+            "epsilon": float(self.simulation["epsilon"]),
         }
 
     def execute(self) -> RunResult:
@@ -85,14 +97,22 @@ class CorpRun(KindRun):
 class CorpSpec(ScaledSpec):
     scenario: dict[str, Any]
     simulation: dict[str, Any]
-    cells: tuple[tuple[str, str, dict[str, Any], bool], ...]  # label, provisioner, params, max only
+    # label, provisioner, params, max only, scenario and simulation settings of the cell
+    cells: tuple[tuple[str, str, dict[str, Any], bool, dict[str, Any], dict[str, Any]], ...]
     kind = "corp"
+
+    def headline(self, table: pl.DataFrame) -> list[str]:
+        """Fig. 6 per method from its predictions, and what it lent (:func:`reclaim.corp.report.
+        headline`)."""
+        from reclaim.corp.report import headline
+
+        return headline(table)
 
     def runs(self, scale: str | None = None) -> list[CorpRun]:
         """Cell by cell, number of jobs by number of jobs, seed by seed."""
         sc = self.scale(scale)
         runs = []
-        for label, provisioner, params, max_only in self.cells:
+        for label, provisioner, params, max_only, scenario, simulation in self.cells:
             for n_jobs, seed in itertools.product(
                 (max(sc.jobs),) if max_only else sc.jobs, sc.seeds
             ):
@@ -101,8 +121,8 @@ class CorpSpec(ScaledSpec):
                     "params": params,
                     "n_jobs": n_jobs,
                     "seed": seed,
-                    "scenario": self.scenario,
-                    "simulation": self.simulation,
+                    "scenario": scenario,
+                    "simulation": simulation,
                 }
                 runs.append(
                     CorpRun(
@@ -114,8 +134,8 @@ class CorpSpec(ScaledSpec):
                         provisioner=provisioner,
                         params=params,
                         n_jobs=n_jobs,
-                        scenario=self.scenario,
-                        simulation=self.simulation,
+                        scenario=scenario,
+                        simulation=simulation,
                     )
                 )
         ids = [r.run_id for r in runs]
@@ -126,7 +146,7 @@ class CorpSpec(ScaledSpec):
 
 def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     """Validate a ``kind = "corp"`` spec; every problem is one line naming the file and key."""
-    from reclaim.corp.scenario import build_scenario
+    from reclaim.corp.scenario import RESAMPLERS, WINDOW_RESAMPLERS, build_scenario
     from reclaim.corp.simulator import BORROWING, simulate
 
     err = SpecErrors(path)
@@ -137,21 +157,33 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     )
     head = err.head(doc, text)
 
-    scenario = dict(err.typed(doc.get("scenario", {}), dict, "[scenario]"))
     allowed = set(inspect.signature(build_scenario).parameters) - {"n_jobs", "seed"}
-    for key, value in scenario.items():
-        if key not in allowed:
-            err.fail(f"scenario.{key}", f"no such setting (settings: {', '.join(sorted(allowed))})")
-        if not isinstance(value, str | list):
-            err.number(value, f"scenario.{key}", integer=key in ("n_vms", "n_pms", "n_train"))
+
+    def scenario_settings(table: dict[str, Any], where: str) -> None:
+        for key, value in table.items():
+            if key not in allowed:
+                err.fail(
+                    f"{where}.{key}", f"no such setting (settings: {', '.join(sorted(allowed))})"
+                )
+            if key == "resample" and value not in (*RESAMPLERS, *WINDOW_RESAMPLERS):
+                options = ", ".join((*RESAMPLERS, *WINDOW_RESAMPLERS))
+                err.fail(f"{where}.resample", f"expected one of {options}, got {value!r}")
+            if not isinstance(value, str | list):
+                err.number(value, f"{where}.{key}", integer=key in ("n_vms", "n_pms", "n_train"))
+
+    def simulation_settings(table: dict[str, Any], where: str) -> None:
+        err.keys(table, SIMULATION_KEYS, f"[{where}]")
+        for key, value in table.items():
+            if key == "borrowing":
+                if value not in BORROWING:
+                    err.fail(f"{where}.borrowing", f"expected one of {', '.join(BORROWING)}")
+            else:
+                err.number(value, f"{where}.{key}", integer=key == "window")
+
+    scenario = dict(err.typed(doc.get("scenario", {}), dict, "[scenario]"))
+    scenario_settings(scenario, "scenario")
     simulation = dict(err.typed(doc.get("simulation", {}), dict, "[simulation]"))
-    err.keys(simulation, SIMULATION_KEYS, "[simulation]")
-    for key, value in simulation.items():
-        if key == "borrowing":
-            if value not in BORROWING:
-                err.fail("simulation.borrowing", f"expected one of {', '.join(BORROWING)}")
-        else:
-            err.number(value, f"simulation.{key}", integer=key == "window")
+    simulation_settings(simulation, "simulation")
     # run ids hash the settings: spell out the defaults so that a change of default is a new run
     defaults = inspect.signature(simulate).parameters
     simulation = {k: defaults[k].default for k in SIMULATION_KEYS} | simulation
@@ -176,26 +208,47 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     for i, group in enumerate(err.typed(doc.get("runs"), list, "[[runs]]"), 1):
         where = f"runs[{i}]"
         group = err.typed(group, dict, f"[[runs]] #{i}")
-        err.keys(group, ("provisioner", "params", "jobs", "label"), f"[[runs]] #{i}")
+        err.keys(
+            group,
+            ("provisioner", "params", "jobs", "label", "scenario", "simulation"),
+            f"[[runs]] #{i}",
+        )
         if "provisioner" not in group:
             err.fail(f"{where}.provisioner", "missing")
         jobs = group.get("jobs", "all")
         if jobs not in ("all", "max"):
             err.fail(f"{where}.jobs", f"expected 'all' or 'max', got {jobs!r}")
-        params = err.typed(group.get("params", {}), dict, f"{where}.params")
-        keys = list(params)
+        tables = {
+            part: err.typed(group.get(part, {}), dict, f"{where}.{part}")
+            for part in ("params", "scenario", "simulation")
+        }
+        keys = [(part, k) for part, table in tables.items() for k in table]
         axes = [err.axis(group["provisioner"], f"{where}.provisioner")]
-        axes += [err.axis(params[k], f"{where}.params.{k}") for k in keys]
+        axes += [err.axis(tables[part][k], f"{where}.{part}.{k}") for part, k in keys]
         for provisioner, *values in itertools.product(*axes):
             provisioner = err.name("provisioner", provisioner, f"{where}.provisioner")
-            chosen = dict(zip(keys, values, strict=True))
-            err.build("provisioner", provisioner, chosen, f"{where}.params")
+            chosen = {part: {} for part in tables}
+            for (part, k), v in zip(keys, values, strict=True):
+                chosen[part][k] = v
+            err.build("provisioner", provisioner, chosen["params"], f"{where}.params")
+            scenario_settings(chosen["scenario"], f"{where}.scenario")
+            simulation_settings(chosen["simulation"], f"{where}.simulation")
             label = group.get("label") or provisioner
-            if chosen:
+            varied = chosen["scenario"] | chosen["simulation"] | chosen["params"]
+            if varied:
                 label += " " + " ".join(
-                    f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in chosen.items()
+                    f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in varied.items()
                 )
-            cells.append((label, provisioner, chosen, jobs == "max"))
+            cells.append(
+                (
+                    label,
+                    provisioner,
+                    chosen["params"],
+                    jobs == "max",
+                    scenario | chosen["scenario"],
+                    simulation | chosen["simulation"],
+                )
+            )
     if not cells:
         err.fail("[[runs]]", "at least one group of runs is needed")
     return CorpSpec(
@@ -208,29 +261,24 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
 
 
 # ---------------------------------------------------------------------------------- execution
-_fitted: tuple[str, list[Any]] | None = None
+_fitted: dict[str, list[Any]] = {}
 
 
 def execute(run: CorpRun) -> RunResult:
-    """Build the scenario, fit the provisioner (or reuse this process's last fit), simulate."""
+    """Build the scenario, fit the provisioner (or reuse one this process fitted alike), simulate."""
     from reclaim.corp.scenario import build_scenario
     from reclaim.corp.simulator import fit_provisioners, simulate
 
-    global _fitted
     started = time.perf_counter()
     scenario = build_scenario(n_jobs=run.n_jobs, seed=run.seed, **run.scenario)
-    key = json.dumps([run.provisioner, run.params, run.seed, run.scenario], sort_keys=True)
-    fit_s = 0.0
-    if _fitted is None or _fitted[0] != key:
-        tic = time.perf_counter()
-        _fitted = key, fit_provisioners(scenario.train, run.provisioner, run.params)
-        fit_s = time.perf_counter() - tic
+    epsilon = run.simulation.get("epsilon")
+    fitted, fit_s = _fit(run, scenario, epsilon, fit_provisioners)
     result = simulate(
         scenario,
         run.provisioner,
         run.params,
         seed=run.seed,
-        provisioners=_fitted[1],
+        provisioners=fitted,
         **run.simulation,
     )
     summary = result.summary() | {"fit_s": fit_s}
@@ -240,3 +288,35 @@ def execute(run: CorpRun) -> RunResult:
         time.perf_counter() - started,
         {"provisioner": run.provisioner, "params": run.params, "placement": result.placement},
     )
+
+
+def _fit(run: CorpRun, scenario, epsilon, fit_provisioners) -> tuple[list[Any], float]:
+    """The run's provisioners, fitted, and the seconds fitting took (0 when reused).
+
+    Settings a provisioner only reads when predicting (its ``PREDICT_SETTINGS``) do not change
+    what ``fit`` learns: a provisioner fitted alike but for those is copied and given them."""
+    import copy
+
+    from reclaim import registry
+
+    factory = registry.factory("provisioner", run.provisioner)
+    signature = inspect.signature(factory).parameters
+    late = {k: signature[k].default for k in getattr(factory, "PREDICT_SETTINGS", ())}
+    params = dict(run.params)
+    if epsilon is not None and "epsilon" in late:
+        params.setdefault("epsilon", float(epsilon))
+    learned = {k: v for k, v in params.items() if k not in late}
+    key = json.dumps([run.provisioner, learned, run.seed, run.scenario], sort_keys=True)
+    fit_s = 0.0
+    if key not in _fitted:
+        tic = time.perf_counter()
+        if len(_fitted) >= FIT_CACHE:
+            _fitted.pop(next(iter(_fitted)))
+        _fitted[key] = fit_provisioners(scenario.train, run.provisioner, run.params, epsilon)
+        fit_s = time.perf_counter() - tic
+    out = []
+    for prov in _fitted[key]:
+        mine = copy.copy(prov)
+        mine.set_params(**{k: params.get(k, default) for k, default in late.items()})
+        out.append(mine)
+    return out, fit_s

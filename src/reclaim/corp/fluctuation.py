@@ -10,23 +10,30 @@ of each window from that window's own distribution:
 
 * **CPU.** The window's 1-second distribution is the piecewise-linear quantile function through
   (q / 100, cpu_pq), closed at level 1 by ``max(cpu_max, cpu_p99)`` (cpu_max is below p99 in 0.2 %
-  of the sample's windows: the two are not measured on exactly the same samples). The window's
-  ``K = period / slot`` slots (30) take one value each at **stratified** levels: the levels
-  ``(k + U_k) / K``, k = 0..K-1, in a random order, so that the K slots together cover the whole
-  distribution once (a plain random draw of 30 would often miss the tail that matters for SLOs)
-  and their order in time is random (the trace gives the distribution, not the order). The slots are
-  then scaled by ``window mean / mean of the drawn slots``, so **each window's mean is kept**
-  exactly (the quantile function's own mean is within 0.5 % / 5 % of the recorded mean for
-  95 % of windows).
-* **What this assumes**: a 10-second slot takes the value of one 1-second sample, i.e. the
-  1-second samples are alike within 10 seconds. If they were independent, a 10-second mean of ten
-  would vary about three times less. The trace cannot tell which; ours is the upper end of the
-  spread, and the one that keeps the measured percentiles (p0 .. p99 of the slots equal the
-  window's, up to the mean scaling).
-* **Memory**: only the window's mean and max are recorded. Slots are drawn at stratified levels
+  of the sample's windows: the two are not measured on exactly the same samples).
+* **Calibrated slots** (``mode="calibrated"``, the default): the window's 300 seconds take one
+  1-second value each at **stratified** levels ``(k + U_k) / 300`` (so that together they cover
+  the window's distribution once: p0 .. p99 are kept), in the time order of a Gaussian AR(1)
+  with coefficient ``phi`` per second (:func:`ordered_levels`), and a slot is the **mean of its
+  ten seconds**. How alike neighbouring seconds are is not in Google's trace; Alibaba 2018's
+  machine usage, sampled every ~10 s, shows it at 10 s and beyond: within 5-minute windows,
+  values 10 s apart correlate at 0.70 (CPU) and 0.90 (memory) (:mod:`reclaim.corp.variability`,
+  :data:`SLOT_CORRELATION`). ``phi`` is the per-second coefficient whose 10-second slots have
+  that within-window correlation (:func:`second_correlation`: 0.963 for CPU). A slot then keeps
+  0.93 of the window's 1-second standard deviation (independent seconds would keep 0.32), and
+  slots 20 and 30 s apart correlate at 0.40 and 0.21 (measured: 0.47 and 0.31).
+* ``mode="percentiles"``: each of the 30 slots takes one value at stratified levels
+  ``(k + U_k) / 30`` in a random order: a 10-second slot is one 1-second sample (the upper end of
+  the spread, no likeness between slots).
+* In both, the slots are then scaled by ``window mean / mean of the drawn slots``, so **each
+  window's mean is kept** exactly (the quantile function's own mean is within 0.5 % / 5 % of the
+  recorded mean for 95 % of windows). ``mode="window-hold"`` holds each window's means.
+* **Memory**: only the window's mean and max are recorded. Values are drawn at stratified levels
   from the uniform distribution on ``[max(0, 2 mean - max), max]`` (the widest interval with that
-  max whose mean is the window's), in random order, shifted to keep the window mean and kept
-  within [0, max]: memory rises **up to the window max** and no higher.
+  max whose mean is the window's), per second in the order of an AR(1) (calibrated: the measured
+  0.90 is above what a rank order of an AR(1) reaches, 0.87 with ``phi`` near 1, which is used)
+  or per slot in random order (percentiles), shifted to keep the window mean and kept within
+  [0, max]: memory rises **up to the window max** and no higher.
 * Windows without 1-second samples (the source writes -1, stored as null; 37 of 70,573 windows in
   the shipped sample) are held at their mean, as is memory where ``mem_max`` is null.
 * Slots above the request (Borg lets CPU run past its limit) are clipped to it and counted
@@ -46,11 +53,13 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
+from scipy.signal import lfilter
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError, TraceError
@@ -60,6 +69,16 @@ from reclaim.traces.store import load_store
 #: The quantile levels of a window's 1-second CPU distribution: p0 .. p99, then the max at 1.
 LEVELS = np.array([*(q / 100.0 for q in CPU_PERCENTILES), 1.0])
 PERCENTILE_COLUMNS = tuple(f"cpu_p{q}" for q in CPU_PERCENTILES)
+#: How slots are made from a window: ``calibrated`` (means of correlated 1-second draws),
+#: ``percentiles`` (one 1-second draw per slot, random order), ``window-hold`` (the mean held).
+MODES = ("calibrated", "percentiles", "window-hold")
+#: Within-window correlation of 10-second values 10 s apart, (cpu, mem), measured on Alibaba
+#: cluster-trace-v2018 machine_usage (the development subset: 11 machines, 65,812 samples, 7,047
+#: pairs 10 s apart in one window; :mod:`reclaim.corp.variability`,
+#: ``benchmarks/bench_corp_variability.py``). Pooled: CPU 0.697 (per machine 0.57-0.79, one
+#: near-idle machine -0.13, weighed by its tiny variance), memory 0.897 (0.84-0.92). At 20 and
+#: 30 s: CPU 0.465 and 0.305, memory 0.778 and 0.654: close to a geometric decay.
+SLOT_CORRELATION = (0.70, 0.90)
 
 
 @dataclass(frozen=True)
@@ -200,14 +219,19 @@ class PercentileSlots:
     """Resampler drawing 10-second slots from each window's distribution (module docstring).
 
     Called like :func:`reclaim.corp.scenario.resample_hold`: ``(values, series, start_s,
-    n_slots, period_s, slot_s) -> GroupedArray`` with ``values`` = ``windows.mean``. ``hold=True``
-    holds each window's means instead (sample-and-hold on the same windows, for comparison).
-    Draws come from ``rng``; ``clipped`` counts slots clipped to the request, per resource.
+    n_slots, period_s, slot_s) -> GroupedArray`` with ``values`` = ``windows.mean``. ``mode``
+    (:data:`MODES`): ``"calibrated"`` slots are means of correlated 1-second draws,
+    ``"percentiles"`` one 1-second draw each, ``"window-hold"`` holds each window's means
+    (sample-and-hold on the same windows). ``correlation``: (cpu, mem) within-window correlation
+    of 10-second slots 10 s apart that calibrated slots reproduce (default the measured
+    :data:`SLOT_CORRELATION`). Draws come from ``rng``; ``clipped`` counts slots clipped to the
+    request, per resource.
     """
 
     windows: WindowTable
     rng: np.random.Generator
-    hold: bool = False
+    mode: str = "calibrated"
+    correlation: tuple[float, float] = SLOT_CORRELATION
     clipped: NDArray[np.int64] | None = None
 
     def __call__(
@@ -223,6 +247,10 @@ class PercentileSlots:
         k = int(round(per))
         if abs(per - k) > 1e-9 or k < 1:
             raise ReclaimError(f"slots must divide the {period_s:g} s windows, got {slot_s:g} s")
+        if self.mode not in MODES:
+            raise ReclaimError(f"slot mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.mode == "calibrated" and abs(slot_s - round(slot_s)) > 1e-9:
+            raise ReclaimError(f"calibrated slots are whole seconds, got {slot_s:g} s")
         series, n_slots, _, slot_ptr, _ = window_positions(
             values, series, start_s, n_slots, period_s, slot_s, point=0
         )
@@ -234,7 +262,7 @@ class PercentileSlots:
         job = np.repeat(np.arange(len(series)), n_win)
         win_ptr = np.concatenate([[0], np.cumsum(n_win)])
         rows = values.indptr[series][job] + w_first[job] + (np.arange(win_ptr[-1]) - win_ptr[job])
-        drawn = self.draw(rows, k)  # (W, k, 2)
+        drawn = self.draw(rows, k, int(round(slot_s)))  # (W, k, 2)
         # slot s of job i is slot (first_i + s) of its first window onwards
         s = np.arange(slot_ptr[-1]) - np.repeat(slot_ptr[:-1], n_slots)
         pos = np.repeat(first, n_slots) + s - np.repeat(w_first * k, n_slots)
@@ -242,18 +270,19 @@ class PercentileSlots:
         out = flat[np.repeat(win_ptr[:-1], n_slots) * k + pos]
         return GroupedArray(out, slot_ptr)
 
-    def draw(self, rows: NDArray[np.int64], k: int) -> NDArray[np.float64]:
-        """(W, k, 2) slots of the given window rows: CPU from the 1-second percentiles, memory up
-        to the window max, each window's mean kept; clipped to [0, 1] (the request)."""
+    def draw(self, rows: NDArray[np.int64], k: int, seconds: int = 10) -> NDArray[np.float64]:
+        """(W, k, 2) slots of the given window rows, ``seconds`` per slot: CPU from the 1-second
+        percentiles, memory up to the window max, each window's mean kept; clipped to [0, 1]
+        (the request)."""
         w = self.windows
         mean = w.mean.data[rows]  # (W, 2)
         out = np.repeat(mean[:, None, :], k, axis=1)
-        if not self.hold:
-            levels = self._levels(len(rows), k)
+        if self.mode != "window-hold":
             q = w.cpu_q[rows]
             ok = ~np.isnan(q).any(axis=1)
             if ok.any():
-                cpu = _quantile(q[ok], levels[ok])
+                levels = self._cpu_levels(int(ok.sum()), k, seconds)
+                cpu = _slot_means(_quantile(q[ok], levels), k)
                 got = cpu.mean(axis=1, keepdims=True)
                 scale = np.divide(
                     mean[ok, :1], got, out=np.zeros_like(got), where=got > 0
@@ -264,7 +293,7 @@ class PercentileSlots:
             if okm.any():
                 m, hi = mean[okm, 1:2], top[okm, None]
                 lo = np.maximum(2.0 * m - hi, 0.0)
-                mem = lo + (hi - lo) * self._levels(int(okm.sum()), k)
+                mem = _slot_means(lo + (hi - lo) * self._mem_levels(int(okm.sum()), k, seconds), k)
                 mem = np.clip(mem + (m - mem.mean(axis=1, keepdims=True)), 0.0, hi)
                 out[okm, :, 1] = mem
         over = out > 1.0
@@ -276,6 +305,76 @@ class PercentileSlots:
         """(n, k) stratified levels in random order: one in each of [j/k, (j+1)/k)."""
         strata = self.rng.permuted(np.tile(np.arange(k), (n, 1)), axis=1)
         return (strata + self.rng.random((n, k))) / k
+
+    def _cpu_levels(self, n: int, k: int, seconds: int) -> NDArray[np.float64]:
+        if self.mode == "percentiles":
+            return self._levels(n, k)
+        return ordered_levels(self.rng, n, k * seconds, second_correlation(self.correlation[0]))
+
+    def _mem_levels(self, n: int, k: int, seconds: int) -> NDArray[np.float64]:
+        if self.mode == "percentiles":
+            return self._levels(n, k)
+        return ordered_levels(self.rng, n, k * seconds, second_correlation(self.correlation[1]))
+
+
+def ordered_levels(
+    rng: np.random.Generator, n: int, seconds: int, phi: float
+) -> NDArray[np.float64]:
+    """(n, seconds) stratified levels, one in each 1/seconds of [0, 1), in the time order of a
+    Gaussian AR(1) with coefficient ``phi`` per second (its ranks): every window's 1-second
+    draws still cover its distribution once, and neighbouring seconds are alike as the
+    measured data say. ``phi = 0``: a random order."""
+    noise = rng.standard_normal((n, seconds))
+    noise[:, 1:] *= np.sqrt(1.0 - phi * phi)  # the first second starts stationary
+    latent = lfilter([1.0], [1.0, -phi], noise, axis=1)
+    ranks = np.argsort(np.argsort(latent, axis=1), axis=1)
+    return (ranks + rng.random((n, seconds))) / seconds
+
+
+def within_window_correlation(slots: NDArray[np.float64]) -> float:
+    """Pooled within-window correlation of consecutive slots of windows (W, k): one minus half
+    their mean squared difference over the within-window variance (n - 1), as
+    :mod:`reclaim.corp.variability` measures real samples."""
+    var = slots.var(axis=1, ddof=1).mean()
+    half_sq = 0.5 * np.mean(np.diff(slots, axis=1) ** 2)
+    return float(1.0 - half_sq / var)
+
+
+#: The most persistent order :func:`ordered_levels` draws (a near random walk): its 10-second
+#: slots reach a within-window correlation of about 0.87 at most.
+MAX_PHI = 0.9999
+
+
+@cache
+def second_correlation(target: float, seconds: int = 10, k: int = 30) -> float:
+    """The per-second AR(1) coefficient whose 10-second means (``k`` slots of ``seconds`` per
+    window) have within-window correlation ``target`` between neighbours: found by bisection on
+    1,000 windows drawn with a fixed seed (the correlation grows with the coefficient). A target
+    above what :data:`MAX_PHI` reaches gets :data:`MAX_PHI` (memory's measured 0.90: 0.87 is
+    reached). Deterministic; cached per target."""
+    if not -0.05 < target < 1.0:
+        raise ReclaimError(f"a slot correlation must lie in (-0.05, 1), got {target}")
+
+    def correlation(phi: float) -> float:
+        rng = np.random.default_rng(20240603)
+        return within_window_correlation(
+            _slot_means(ordered_levels(rng, 1000, k * seconds, phi), k)
+        )
+
+    lo, hi = 0.0, MAX_PHI
+    if correlation(lo) >= target:
+        return lo
+    if correlation(hi) <= target:
+        return hi
+    for _ in range(20):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if correlation(mid) < target else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _slot_means(values: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """(W, k) means of ``values`` (W, k x s) over consecutive runs of s (s = 1: unchanged)."""
+    return values.reshape(len(values), k, -1).mean(axis=2)
 
 
 def _quantile(q: NDArray[np.float64], levels: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -12,6 +12,7 @@ controller: :func:`lend_decisions` turns their answers into the ``lend`` rows of
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, Self
 
 import numpy as np
@@ -22,8 +23,25 @@ from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
 
 
+@dataclass(frozen=True, slots=True)
+class UnusedEstimate:
+    """What a method predicts stays unused of each job's allocation over the next window: the
+    quantity the paper's Fig. 6 scores, before any lending decision.
+
+    point: (S,) the method's point prediction of the window's mean unused amount. lower: (S,) its
+    conservative amount, the eq. 19 lower bound for the methods with a confidence level (CORP,
+    RCCR), the padded prediction for CloudScale, the point itself for DRA (which has no bound).
+    Both in the request's units, within [0, request]. valid: (S,) bool, False where the job is
+    too young for the method to predict (then point and lower are 0 and mean nothing).
+    """
+
+    point: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    valid: NDArray[np.bool_]
+
+
 class Provisioner(Protocol):
-    """Predicts the lendable (allocated but unused) amount of one resource per job."""
+    """Predicts the unused amount of one resource per job, and how much of it may be lent."""
 
     def fit(self, usage: GroupedArray, request: NDArray[np.float64]) -> Self:
         """Learn from past jobs: ``usage`` (S series, one resource, per slot, in the resource's
@@ -36,6 +54,13 @@ class Provisioner(Protocol):
         """(S,) amount of each running job's allocation ``request`` (S,) that may be lent to
         other jobs for the next ``horizon`` slots, given its usage so far ``history`` (S series,
         the latest slot last); 0 where nothing is to be lent, never above the request."""
+        ...
+
+    def estimate(
+        self, history: GroupedArray, request: NDArray[np.float64], horizon: int
+    ) -> UnusedEstimate:
+        """The prediction behind ``lendable``: what stays unused over the next ``horizon`` slots
+        (point and conservative), whether or not it would be lent."""
         ...
 
 

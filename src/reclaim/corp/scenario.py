@@ -44,10 +44,12 @@ Where each piece comes from, and what we chose:
   Neither invents fluctuation faster than 5 minutes: those stores hold none. The paper
   "transformed the remaining of the 5-minute trace into 10-second trace" without saying how.
 
-  * ``"percentiles"`` (the shipped spec's setting, :mod:`reclaim.corp.fluctuation`): usage from
+  * ``"calibrated"`` (the shipped spec's setting, :mod:`reclaim.corp.fluctuation`): usage from
     one ``google2019-usage`` store (or raw task files), as fractions of each task's own limit,
-    10-second slots drawn from each 5-minute window's 1-second CPU percentiles (window mean kept),
-    memory up to the window max. ``"window-hold"``: the same windows' means held.
+    10-second slots that are means of ten 1-second draws from each 5-minute window's 1-second
+    CPU percentiles (memory up to the window max), the draws as alike from second to second as
+    Alibaba 2018's ~10-second samples show (window mean kept). ``"percentiles"``: one 1-second
+    draw per slot, in random order; ``"window-hold"``: the same windows' means held.
   * ``pairing_store``: calibrate the Bitbrains / Google 2011 shapes to the usage/limit ratios of a
     store of real tasks (:func:`reclaim.workload.pairing.calibrate_shapes`); the Google 2019
     windows need none, their fractions already are real ratios.
@@ -84,7 +86,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.types import R
-from reclaim.corp.fluctuation import PercentileSlots, load_windows, window_positions
+from reclaim.corp.fluctuation import MODES, PercentileSlots, load_windows, window_positions
 from reclaim.corp.metrics import paper_weights
 from reclaim.errors import ReclaimError
 from reclaim.traces.store import sample_path
@@ -294,8 +296,8 @@ def resample_linear(
 #: ``build_scenario(resample=...)``: how interval-mean samples become slots.
 RESAMPLERS = {"hold": resample_hold, "linear": resample_linear}
 #: Resamplers over the windows of one google2019-usage store (:mod:`reclaim.corp.fluctuation`):
-#: slots drawn from each window's 1-second percentiles, or each window's means held.
-WINDOW_RESAMPLERS = ("percentiles", "window-hold")
+#: means of correlated 1-second draws, single 1-second draws, or each window's means held.
+WINDOW_RESAMPLERS = MODES
 
 
 def _path(p: str | Path) -> Path:
@@ -376,7 +378,7 @@ def build_scenario(
         windows = load_windows(usage_paths[0])
         shapes, sources = windows.mean, []
         period_s = float(TRACE_PERIOD_S)
-        resampler = PercentileSlots(windows, fluct_rng, hold=resample == "window-hold")
+        resampler = PercentileSlots(windows, fluct_rng, mode=resample)
     else:
         shapes, sources = load_shapes(usage_paths, period_s)
         if pairing_store is not None:
@@ -415,6 +417,12 @@ def build_scenario(
         resampler,
     )
     train_tasks = pool[train_rng.integers(0, len(pool), n_train)]
+    train_resampler = resampler
+    if isinstance(resampler, PercentileSlots):
+        # the training jobs draw their slots from their own stream: what a provisioner learns
+        # must not depend on how many jobs are replayed (a fit is reused across them)
+        train_rng_slots = np.random.default_rng(np.random.SeedSequence([seed, 2]))
+        train_resampler = PercentileSlots(windows, train_rng_slots, mode=resample)
     train = _jobset(
         train_tasks,
         np.zeros(n_train),
@@ -428,9 +436,13 @@ def build_scenario(
         period_s,
         slo_slack,
         resample,
-        resampler,
+        train_resampler,
     )
     span = max(float(arrival.max() - arrival.min()), slot_s)
+    clipped = np.zeros(R, np.int64)
+    for drawn in {id(resampler): resampler, id(train_resampler): train_resampler}.values():
+        if isinstance(drawn, PercentileSlots) and drawn.clipped is not None:
+            clipped += drawn.clipped
     report = ScenarioReport(
         tasks_total=len(work),
         jobs_excluded=dict(table.excluded),
@@ -451,9 +463,7 @@ def build_scenario(
         ),
         arrival_span_s=span,
         usage_source=windows.store if windows is not None else "",
-        clipped_slots=tuple(int(v) for v in resampler.clipped)
-        if isinstance(resampler, PercentileSlots) and resampler.clipped is not None
-        else (0, 0),
+        clipped_slots=tuple(int(v) for v in clipped),
         pairing=calibration.ratios.store if calibration is not None else "",
     )
     return CorpScenario(jobs, train, vm_capacity, vm_pm, pm, float(slot_s), w, report)

@@ -76,9 +76,11 @@ served and ``r`` the job's allocation, the paper's "amount allocated to J_i at t
 
 Lending thus raises utilisation (the same resources serve two jobs), a reclaim shows up as both
 the owner and the borrower counting the taken-back part (and as the borrower's unmet demand, not
-counted as used), and ``d <= r`` holds for every job (under DRA only per VM). The SLO violation rate. The prediction
-error rate of section IV on CPU (see :meth:`CorpResult.summary`; a lender's demand, hence its
-actual unused amount, does not depend on what it lent). Allocation latency: wall time of the
+counted as used), and ``d <= r`` holds for every job (under DRA only per VM). The SLO violation
+rate. What was lent, reclaimed and over-offered (Figs 7-9's lending). The prediction error rate of
+section IV (Fig. 6) scores the method's CPU *predictions*, not what it lent: every job's own demand
+is replayed through the provisioner's ``estimate`` after the run (:mod:`reclaim.corp.scoring`),
+so every method is scored on the same jobs and windows. Allocation latency: wall time of the
 placement of every batch plus the provisioner's refreshes, in total for the run (the paper's Fig.
 10 measures the latency "for allocating resource to 300 jobs") and per job (``latency_job_*``:
 percentiles over jobs of the wall time of the allocation batches each waited in); the one-off
@@ -92,6 +94,7 @@ and, at a refresh, the provisioner's own per-series work are the only Python loo
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +111,7 @@ from reclaim.core.types import RESOURCES, R
 from reclaim.corp import metrics
 from reclaim.corp.provisioning import lend_decisions
 from reclaim.corp.scenario import CorpScenario, JobSet
+from reclaim.corp.scoring import PredictionScores, score_predictions
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import Placer, build_placer
 
@@ -127,12 +131,20 @@ def provisioner_names() -> list[str]:
     return registry.names("provisioner")
 
 
-def fit_provisioners(train: JobSet, name: str, params: dict[str, Any] | None = None) -> list[Any]:
+def fit_provisioners(
+    train: JobSet, name: str, params: dict[str, Any] | None = None, epsilon: float | None = None
+) -> list[Any]:
     """One provisioner ``name`` per resource, built with ``params`` and fitted on the training
-    jobs' demand of that resource and their requests."""
+    jobs' demand of that resource and their requests. ``epsilon``: the run's tolerance, handed to
+    a provisioner with an ``epsilon`` setting (CORP's eq. 21) unless ``params`` sets one: the
+    paper's epsilon is one number, for the unlock rule and for Fig. 6."""
+    chosen = dict(params or {})
+    settings = inspect.signature(registry.factory("provisioner", name)).parameters
+    if epsilon is not None and "epsilon" not in chosen and "epsilon" in settings:
+        chosen["epsilon"] = float(epsilon)
     out = []
     for r in range(R):
-        prov = registry.build("provisioner", name, **(params or {}))
+        prov = registry.build("provisioner", name, **chosen)
         out.append(prov.fit(train.usage(r), train.request[:, r]))
     return out
 
@@ -151,9 +163,9 @@ class CorpResult:
     threshold float64 slots, waited int64 slots in the queue, slowed int64 slots run short of
     its demand (only borrowers are), reclaimed int64 slots a borrower's loans covered less than
     its request, overlent bool per (refresh, job) prediction that offered something: whether the
-    window's actual mean unused amount fell below the offer on any resource, pred_error float64 CPU error
-    ``actual unused - predicted`` averaged over the job's prediction windows (NaN: never asked),
-    cores. Aggregates: used, held (T, R) sums over running jobs, per slot, of served demand and
+    window's actual mean unused amount fell below the offer on any resource. scores: the Fig. 6
+    errors of the method's CPU predictions (:mod:`reclaim.corp.scoring`).
+    Aggregates: used, held (T, R) sums over running jobs, per slot, of served demand and
     allocation (eq. 1's d and r). timeline: polars, one row per slot (``short_<r>``: borrowers'
     unmet demand). predictions: polars, one row per (refresh, job).
     """
@@ -176,7 +188,7 @@ class CorpResult:
     slowed: NDArray[np.int64]
     reclaimed: NDArray[np.int64]
     overlent: NDArray[np.bool_]
-    pred_error: NDArray[np.float64]
+    scores: PredictionScores
     used: NDArray[np.float64]
     held: NDArray[np.float64]
     vm_capacity_slots: NDArray[np.float64]
@@ -196,10 +208,12 @@ class CorpResult:
         ``availability_violation_rate`` = share of jobs with a reclaimed slot (RCCR's SLO for
         reclaimed resources) and ``reclaimed_jobs`` their number; ``overlend_rate`` = share of
         the predictions offering something whose window's actual unused amount fell below the
-        offer (eq. 20's delta < 0; NaN when nothing was offered);
-        ``prediction_error_rate`` = share of CPU-predicted jobs whose mean error is **outside**
-        [0, epsilon x request) and ``prediction_correct_rate`` = the paper's literal ratio (1 minus
-        it); ``latency_s`` = placement + prediction wall time of the run, ``latency_per_job_ms``."""
+        offer (eq. 20's delta < 0; NaN when nothing was offered); ``lent_<r>`` = share of what the
+        running jobs held that was lent out and taken (Figs 7-9's lending, per resource); the
+        Fig. 6 rates of the method's predictions (:meth:`PredictionScores.summary`:
+        ``prediction_error_rate`` on the point prediction, ``_lower`` on the eq. 19 bound, the
+        jobs too young to score counted apart); ``latency_s`` = placement + prediction wall time
+        of the run, ``latency_per_job_ms``."""
         out: dict[str, float] = {}
         util = metrics.utilisation(self.used, self.held)
         waste = metrics.wastage(self.used, self.held)
@@ -228,11 +242,12 @@ class CorpResult:
         out["mean_response_s"] = float(np.mean(self.response[np.isfinite(self.response)])) * (
             self.slot_s
         )
-        eps = self.epsilon * self.request[:, 0]
-        rate = metrics.prediction_error_rate(self.pred_error, eps)
-        out["prediction_error_rate"] = rate
-        out["prediction_correct_rate"] = 1.0 - rate
-        out["predicted_jobs"] = float(np.isfinite(self.pred_error).sum())
+        lent = self.timeline.select(f"lent_{r}" for r in RESOURCES).to_numpy().sum(axis=0)
+        for i, r in enumerate(RESOURCES):
+            out[f"lent_{r}"] = (
+                float(lent[i] / self.held[:, i].sum()) if self.held[:, i].sum() else 0.0
+            )
+        out.update(self.scores.summary(self.epsilon))
         out["slots"] = float(len(self.timeline))
         out["fit_s"] = self.fit_s
         out["latency_s"] = self.place_s + self.predict_s
@@ -286,7 +301,9 @@ def simulate(
     a fraction of the request. max_slots: stop after this many slots (default: enough for every job
     to run alone one after the other). provisioners: already fitted ones (one per resource), to
     skip training. borrowing: what a borrower may use, ``"loans"`` (its loans net of reclaims) or
-    ``"shared"`` (what the owners leave of the VM); see the module docstring.
+    ``"shared"`` (what the owners leave of the VM); see the module docstring. After the run, the
+    provisioner's CPU predictions are scored on every job's own demand (Fig. 6,
+    :func:`~reclaim.corp.scoring.score_predictions`).
     """
     if window < 1:
         raise ReclaimError(f"window must be at least one slot, got {window}")
@@ -296,7 +313,7 @@ def simulate(
     fit_s = 0.0
     if provisioners is None:
         tic = time.perf_counter()
-        provisioners = fit_provisioners(scenario.train, provisioner, params)
+        provisioners = fit_provisioners(scenario.train, provisioner, params, epsilon)
         fit_s = time.perf_counter() - tic
     if len(provisioners) != R:
         raise ReclaimError(f"need one provisioner per resource ({R}), got {len(provisioners)}")
@@ -304,7 +321,9 @@ def simulate(
     warm_up(provisioners, placer, window)
     sim = _Simulation(scenario, provisioners, placer, window, max_slots, borrowing, seed=seed)
     sim.run()
-    return sim.result(provisioner, placement, epsilon, fit_s)
+    jobs = scenario.jobs
+    scores = score_predictions(jobs.usage(0), jobs.request[:, 0], provisioners[0], window)
+    return sim.result(provisioner, placement, epsilon, fit_s, scores)
 
 
 _WARM: set[tuple] = set()
@@ -544,7 +563,7 @@ class _Simulation:
                 for r, prov in enumerate(self.provs):
                     hist = GroupedArray(np.ascontiguousarray(wanted[:, r]), indptr)
                     self.est[seen, r] = np.minimum(prov.demand(hist), self.req[seen, r])
-                # what DRA predicts stays unused, for the prediction error rate (Fig. 6)
+                # what DRA takes from each job's allocation: its offers, for the over-offer rate
                 self.pred_rows.append((seen, t, self.req[seen] - self.est[seen]))
         demand = np.zeros((self.v, R))
         np.add.at(demand, self.host[run], self.est[run])
@@ -702,13 +721,13 @@ class _Simulation:
 
     # ---- results
 
-    def _prediction_errors(self) -> tuple[NDArray[np.float64], NDArray[np.bool_], pl.DataFrame]:
-        """Per job, mean over its prediction windows of (actual mean unused - predicted), CPU;
-        per window that offered something, whether it offered more than stayed unused."""
+    def _offers(self) -> tuple[NDArray[np.bool_], pl.DataFrame]:
+        """Per (refresh, job) that offered something, whether it offered more than stayed unused
+        over its window; and the table of every offer beside the actual unused amount."""
         n, big_l = self.n, self.window
         t_end = len(self.rows)
         if not self.pred_rows:
-            return np.full(n, np.nan), np.zeros(0, bool), pl.DataFrame()
+            return np.zeros(0, bool), pl.DataFrame()
         cs = np.zeros((t_end + 1, n, R))
         np.cumsum(self.demand_log[:t_end], axis=0, out=cs[1:])
         jobs = np.concatenate([c for c, _, _ in self.pred_rows])
@@ -720,10 +739,6 @@ class _Simulation:
         has = count > 0
         mean_d = (cs[end, jobs] - cs[t0, jobs]) / np.maximum(count, 1)[:, None]
         actual = self.req[jobs] - mean_d
-        err = np.where(has[:, None], actual - pred, np.nan)
-        total = np.bincount(jobs[has], weights=err[has, 0], minlength=n)
-        k = np.bincount(jobs[has], minlength=n)
-        per_job = np.divide(total, k, out=np.full(n, np.nan), where=k > 0)
         table = pl.DataFrame(
             {
                 "slot": t0,
@@ -737,9 +752,16 @@ class _Simulation:
         )
         lending = has & (pred > 0).any(axis=1)
         overlent = (actual[lending] < pred[lending] - 1e-9).any(axis=1)
-        return per_job, overlent, table
+        return overlent, table
 
-    def result(self, provisioner: str, placement: str, epsilon: float, fit_s: float) -> CorpResult:
+    def result(
+        self,
+        provisioner: str,
+        placement: str,
+        epsilon: float,
+        fit_s: float,
+        scores: PredictionScores,
+    ) -> CorpResult:
         names = ["slot", "running", "queued", "borrowers", "slowed"]
         for prefix in ("demand", "used", "held", "lent", "short"):
             names += [f"{prefix}_{r}" for r in RESOURCES]
@@ -761,7 +783,7 @@ class _Simulation:
         response = np.where(self.finish >= 0, self.finish - self.submit, np.inf).astype(np.float64)
         active = data[:, 1] > 0
         vm_cap = np.outer(active, self.vms.capacity.sum(axis=0))
-        pred_error, overlent, predictions = self._prediction_errors()
+        overlent, predictions = self._offers()
         return CorpResult(
             provisioner=provisioner,
             placement=placement,
@@ -781,7 +803,7 @@ class _Simulation:
             slowed=self.slowed_slots,
             reclaimed=self.reclaimed_slots,
             overlent=overlent,
-            pred_error=pred_error,
+            scores=scores,
             used=used,
             held=held,
             vm_capacity_slots=vm_cap,

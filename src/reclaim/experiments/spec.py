@@ -218,6 +218,11 @@ class ScaledSpec:
     def default_scale(self) -> str:
         return "small" if "small" in self.scales else next(iter(self.scales))
 
+    def headline(self, table: Any) -> list[str]:
+        """Lines ``reclaim experiment run`` prints after the runs: the kind's key numbers from
+        ``table`` (runs.parquet as a polars frame). None by default."""
+        return []
+
     def scale(self, name: str | None) -> Any:
         """The scale called ``name`` (None: the default); a ReclaimError naming the known ones."""
         name = self.default_scale if name is None else name

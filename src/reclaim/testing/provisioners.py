@@ -2,8 +2,10 @@
 
 Fitted on real memory series (the shipped Bitbrains sample) with their peaks as requests,
 ``fit`` returns the provisioner; ``lendable`` gives one finite amount per job within
-[0, request], nothing for a job with no history or no request; the same input gives the same
-answer, from the same instance and from a clone fitted alike.
+[0, request], nothing for a job with no history or no request; ``estimate`` gives a point and a
+conservative prediction within [0, request], the conservative one never above the point, none for
+a job with no history, and ``lendable`` never lends more than the conservative one; the same input
+gives the same answer, from the same instance and from a clone fitted alike.
 """
 
 from __future__ import annotations
@@ -52,3 +54,13 @@ def check_provisioner(name: str, build: Callable[[], object] | None = None) -> N
     assert np.array_equal(lend, again), f"{name}: same input, another answer"
     fitted_twin = twin.fit(train, req_train).lendable(running, req, HORIZON)
     assert np.array_equal(lend, fitted_twin), f"{name}: a clone fitted alike answers otherwise"
+    est = method.estimate(running, req, HORIZON)
+    for part in ("point", "lower", "valid"):
+        got = np.asarray(getattr(est, part))
+        assert got.shape == (len(req),), f"{name}: estimate {part} shape {got.shape}"
+    point, lower = np.asarray(est.point), np.asarray(est.lower)
+    assert np.all(np.isfinite(point) & np.isfinite(lower)), f"{name}: non-finite estimate"
+    assert np.all((lower >= 0) & (point <= req)), f"{name}: estimate outside [0, request]"
+    assert np.all(lower <= point + 1e-12), f"{name}: conservative estimate above the point"
+    assert not est.valid[-2], f"{name}: predicts without history"
+    assert np.all(lend <= lower + 1e-12), f"{name}: lends more than its conservative estimate"
