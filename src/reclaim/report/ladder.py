@@ -67,11 +67,12 @@ def ladder_rows(cells: pl.DataFrame) -> Rows:
 
 
 def plot_ladder(cells: pl.DataFrame, path: Path) -> Path:
-    """One panel per ``COLUMNS`` metric, worlds along the x-axis, means with 95 % intervals."""
+    """One panel per ``COLUMNS`` metric the cells hold, worlds along the x-axis, means with
+    95 % intervals."""
     names = worlds(cells)
     x = np.arange(len(names))
-    fig, axes = plt.subplots(len(COLUMNS), 1, figsize=(max(8, 0.45 * len(names)), 2.1 * 9))
-    for ax, (title, which, metric) in zip(axes, COLUMNS, strict=True):
+    panels = []
+    for title, which, metric in COLUMNS:
         mean, lo, hi = (np.full(len(names), np.nan) for _ in range(3))
         for i, world in enumerate(names):
             found = cells.filter((pl.col("world") == world) & which)
@@ -80,13 +81,20 @@ def plot_ladder(cells: pl.DataFrame, path: Path) -> Path:
                 mean[i] = np.nan if iv.mean is None else iv.mean
                 lo[i] = mean[i] if iv.lo is None else iv.lo
                 hi[i] = mean[i] if iv.hi is None else iv.hi
+        if np.isfinite(mean).any():
+            panels.append((title, metric, mean, lo, hi))
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(max(8, 0.45 * len(names)), 2.1 * len(panels)), squeeze=False
+    )
+    axes = axes[:, 0]
+    for ax, (title, metric, mean, lo, hi) in zip(axes, panels, strict=True):
         ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], fmt="o", capsize=3, ms=4)
         if metric == "turnaround_ratio":
             ax.axhline(1.0, color="grey", lw=0.8, ls="--")
         ax.set_title(title, fontsize=9, loc="left")
         ax.set_xticks(x, [""] * len(names))
         ax.grid(axis="y", alpha=0.3)
-    axes[-1].set_xticks(x, names, rotation=70, ha="right", fontsize=8)
+    axes[-1].set_xticks(x, names, rotation=60, ha="right", rotation_mode="anchor", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
