@@ -13,6 +13,7 @@ from rich.markup import escape
 from reclaim.agent.cli import agent_app
 from reclaim.cli_options import (
     csv_list,
+    number_option,
     output_option,
     report_console,
     usage_stores,
@@ -21,6 +22,7 @@ from reclaim.errors import ReclaimError
 from reclaim.lifetime.cli import lifetime_app
 from reclaim.live.cli import live_app
 from reclaim.rl.cli import place_app, rl_app
+from reclaim.validation import APPS, DAYS, REPEATS, SEED, SHARE, WORKERS, Quantity, count
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -103,13 +105,19 @@ def forecast_eval(
     history: Annotated[str, typer.Option(help="History sizes h, comma-separated.")] = "10,20,40",
     resources: Annotated[str, typer.Option(help="cpu, mem or both.")] = "mem,cpu",
     series: Annotated[
-        int | None, typer.Option(min=1, help="At most this many series per store (default: all).")
+        int | None,
+        number_option(
+            count("series", 10_000_000), help="At most this many series per store (default: all)."
+        ),
     ] = None,
     origins: Annotated[
-        int, typer.Option(min=1, help="Consecutive one-step forecasts per series.")
+        int, number_option(REPEATS, help="Consecutive one-step forecasts per series.")
     ] = 200,
     coverage: Annotated[
-        float, typer.Option(min=0.5, max=0.9999, help="Coverage the conformal wrapper targets.")
+        float,
+        number_option(
+            Quantity("coverage", ge=0.5, le=0.9999), help="Coverage the conformal wrapper targets."
+        ),
     ] = 0.99,
     conformal_base: Annotated[
         str, typer.Option(help="Forecaster the conformal wrapper calibrates.")
@@ -199,20 +207,21 @@ def simulate(
     hosts: Annotated[str, typer.Option(help="Cluster as COUNTxCORESgMEMg, pools joined by +.")] = (
         "250x32c128g"
     ),
-    apps: Annotated[int, typer.Option(min=1, help="Applications to sample.")] = 3000,
+    apps: Annotated[int, number_option(APPS, help="Applications to sample.")] = 3000,
     arrival_days: Annotated[
         float | None,
-        typer.Option(
+        number_option(
+            DAYS,
             help="Spread arrivals over this many days (default: the paper's rate per core, "
-            "90 d per 150k apps on 250 hosts of 32 cores)."
+            "90 d per 150k apps on 250 hosts of 32 cores).",
         ),
     ] = None,
     stop_days: Annotated[
-        float | None, typer.Option(help="Stop the simulation at this day.")
+        float | None, number_option(DAYS, help="Stop the simulation at this day.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the workload sampler.")] = 0,
+    seed: Annotated[int, number_option(SEED, help="Seed of the workload sampler.")] = 0,
     elastic_share: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Share of applications that are elastic.")
+        float, number_option(SHARE, help="Share of applications that are elastic.")
     ] = 0.6,
     placement: Annotated[
         str,
@@ -249,11 +258,6 @@ def simulate(
     from reclaim.sim.run import RunSettings, build_policies
     from reclaim.sim.run import simulate as run_simulation
 
-    for name, value in (("--arrival-days", arrival_days), ("--stop-days", stop_days)):
-        if value is not None and not value > 0:
-            raise typer.BadParameter(
-                f"must be a positive number of days, got {value:g}", param_hint=name
-            )
     settings = RunSettings(
         hosts=hosts,
         controller=controller,
@@ -360,7 +364,7 @@ def experiment_run(
     ] = None,
     backend: Annotated[str, typer.Option(help="local (process pool) or ray.")] = "local",
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="Local worker processes (default: one per CPU).")
+        int | None, number_option(WORKERS, help="Local worker processes (default: one per CPU).")
     ] = None,
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join (default: start Ray on this machine).")

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from reclaim.errors import ReclaimError, TraceError
+from reclaim.validation import Quantity
 
 
 def output_dir(value: Path | None) -> Path | None:
@@ -22,6 +23,20 @@ def output_dir(value: Path | None) -> Path | None:
 def output_option(help: str):
     """The -o/--output option of a command: a directory, checked before any work starts."""
     return typer.Option("-o", "--output", callback=output_dir, help=help)
+
+
+def number_option(quantity: Quantity, *decls: str, help: str, **kwargs):
+    """A numeric option checked against ``quantity`` (:mod:`reclaim.validation`) as it is
+    parsed: NaN, infinity or a value out of range is one line naming the option, before any
+    work. Every int or float option of the CLI is declared through this (a test checks)."""
+
+    def check(ctx, param, value):
+        if value is None or ctx.resilient_parsing:
+            return value
+        return quantity.check(value, max(param.opts, key=len))
+
+    check.quantity = quantity
+    return typer.Option(*decls, callback=check, help=help, **kwargs)
 
 
 def chart_file(value: Path) -> Path:

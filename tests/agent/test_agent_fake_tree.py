@@ -15,12 +15,15 @@ from typer.testing import CliRunner
 from reclaim.agent.actuator import DockerActuator, docker_client
 from reclaim.agent.cgroups import GIB, CgroupError, Cgroups, detect
 from reclaim.agent.cli import agent_app
+from reclaim.agent.config import load_settings
 from reclaim.agent.fake import make_tree, set_usage
 from reclaim.agent.loop import Agent
 from reclaim.agent.metrics_http import AgentMetrics
 from reclaim.core.clock import SimClock
 from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
+
+NAN, INF = float("nan"), float("inf")
 
 PARENT = "reclaim"
 NAMES = ["web-0", "batch-0", "batch-1"]
@@ -317,16 +320,57 @@ def _free_port() -> int:
 @pytest.mark.parametrize(
     ("agent", "message"),
     [
-        ({"period_s": -1}, "agent.period_s: must be positive"),
+        ({"period_s": -1}, "agent.period_s: expected a finite number > 0"),
+        ({"period_s": NAN}, "agent.period_s: expected a finite number > 0"),
+        ({"grace_s": -5}, "agent.grace_s: expected a finite number >= 0"),
+        ({"stale_after_s": INF}, "agent.stale_after_s: expected a finite number"),
+        ({"k1": NAN}, "agent.k1: expected a finite number >= 0"),
+        ({"k2": -1.0}, "agent.k2: expected a finite number >= 0"),
+        ({"host_mem_gib": NAN}, "agent.host_mem_gib: expected a finite number > 0"),
+        ({"host_cpu": INF}, "agent.host_cpu: expected a finite number > 0"),
+        ({"window": 0}, "agent.window: expected a whole number >= 1"),
         ({"controller": 3}, "agent.controller: expected str"),
         ({"metrics_port": 70000}, "agent.metrics_port"),
         ({"colour": "red"}, "agent.colour: unknown key"),
+        ({"controller_params": {"k1": NAN}}, r"agent.controller_params.k1: expected a finite"),
+        ({"controller_params": {"colour": 1}}, "colour"),
+        ({"forecaster_params": {"history": -3}}, "agent.forecaster_params.history: expected"),
+        ({"controller": "no-such"}, "no-such"),
     ],
 )
 def test_config_mistakes_are_one_line_errors(tmp_path, agent, message):
     with pytest.raises(ReclaimError, match=message) as err:
         write_config(tmp_path / "agent.toml", PARENT, **agent)
     assert str(err.value).startswith(str(tmp_path / "agent.toml")) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("cpu", "mem", "message"),
+    [
+        (NAN, 1.0, r"component\[0\]\.cpu: expected a finite number > 0"),
+        (INF, 1.0, r"component\[0\]\.cpu: expected a finite number > 0"),
+        (1.0, NAN, r"component\[0\]\.mem_gib: expected a finite number > 0"),
+        (1.0, float(1 << 31), r"component\[0\]\.mem_gib: .* got 2,147,483,648"),  # bytes
+        (0.0, 1.0, r"component\[0\]\.cpu"),
+    ],
+)
+def test_config_refuses_absurd_reservations(tmp_path, cpu, mem, message):
+    """A reservation in the wrong unit, or not a number, would make the agent kill; refused."""
+    with pytest.raises(ReclaimError, match=message):
+        write_config(tmp_path / "a.toml", PARENT, components=[("w", "web", "core", cpu, mem)])
+
+
+def test_config_that_is_no_toml_is_one_line(tmp_path):
+    path = tmp_path / "agent.toml"
+    for data, message in [
+        (bytes(range(256)), "binary data, not a text file"),
+        (b"[agent\nparent=", "not valid TOML"),
+        (b"", "empty file"),
+    ]:
+        path.write_bytes(data)
+        with pytest.raises(ReclaimError, match=message) as err:
+            load_settings(path)
+        assert str(err.value).startswith(str(path)) and "\n" not in str(err.value)
 
 
 def test_config_refuses_bad_components(tmp_path):

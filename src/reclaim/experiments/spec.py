@@ -62,6 +62,16 @@ from reclaim.forecast.base import gaussian_quantile
 from reclaim.placement import build_placer
 from reclaim.sim.run import RunSettings
 from reclaim.traces.store import load_store, sample_path
+from reclaim.validation import (
+    APPS,
+    PROBABILITY,
+    SAMPLES,
+    SEED,
+    WORKLOAD,
+    Quantity,
+    check_params,
+    read_text,
+)
 from reclaim.workload.builder import WorkloadSpec, default_stores, paper_arrival_days
 
 SPEC_DIR = Path(__file__).parent / "specs"
@@ -256,7 +266,7 @@ def load_spec(ref: str | Path) -> ExperimentSpec:
                 f"no experiment spec {str(ref)!r}: no such file or shipped spec ({names})"
             )
         path = shipped
-    return parse_spec(path.read_text(), path)
+    return parse_spec(read_text(path), path)
 
 
 def shipped_specs() -> list[ExperimentSpec]:
@@ -304,19 +314,21 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     workload: dict[str, Any] = {"jobs": jobs, "shapes": list(shapes)}
     if pairing is not None:
         workload["pairing"] = pairing
-    for key, kind in WORKLOAD_FIELDS.items():
+    for key in WORKLOAD_FIELDS:
         if key in wl:
-            workload[key] = err.number(wl[key], f"workload.{key}", integer=kind == "int")
-    days = err.number(wl.get("arrival_days_per_150k", 90.0), "workload.arrival_days_per_150k")
-    if days <= 0:
-        err.fail("workload.arrival_days_per_150k", "must be positive")
+            workload[key] = err.quantity(wl[key], f"workload.{key}", WORKLOAD[key])
+    days = err.quantity(
+        wl.get("arrival_days_per_150k", 90.0),
+        "workload.arrival_days_per_150k",
+        WORKLOAD["arrival_days_per_150k"],
+    )
 
     cluster = err.typed(doc.get("cluster", {}), dict, "[cluster]")
     err.keys(cluster, ("placement", "forecast_window"), "[cluster]")
     defaults = {
         "placement": err.placement(cluster.get("placement", "best-fit"), "cluster.placement"),
-        "forecast_window": err.number(
-            cluster.get("forecast_window", 40), "cluster.forecast_window", integer=True
+        "forecast_window": err.quantity(
+            cluster.get("forecast_window", 40), "cluster.forecast_window", SAMPLES
         ),
     }
 
@@ -344,9 +356,7 @@ def _scale(name: str, table: Any, err: SpecErrors) -> Scale:
     for key in ("apps", "hosts", "seeds"):
         if key not in table:
             err.fail(f"{where}.{key}", "missing")
-    apps = err.number(table["apps"], f"{where}.apps", integer=True)
-    if apps < 1:
-        err.fail(f"{where}.apps", "must be at least 1")
+    apps = err.quantity(table["apps"], f"{where}.apps", APPS)
     hosts = err.typed(table["hosts"], str, f"{where}.hosts")
     try:
         HostTable.parse(hosts)
@@ -393,9 +403,7 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
     coverage = cell.get("coverage")
     slug = [f"{k}={_short(v)}" for k, v in (cp | fp).items()]
     if coverage is not None:
-        coverage = err.number(coverage, f"{where}.coverage")
-        if not 0.0 < coverage < 1.0:
-            err.fail(f"{where}.coverage", f"must lie in (0, 1), got {coverage}")
+        coverage = err.quantity(coverage, f"{where}.coverage", PROBABILITY)
         if "k2" in cp or "coverage" in fp:
             err.fail(f"{where}.coverage", "sets k2 and the forecaster's coverage; give one")
         if forecaster is None or "coverage" not in settings_of("forecaster", forecaster):
@@ -418,7 +426,7 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         controller_params=cp,
         forecaster=forecaster,
         forecaster_params=fp,
-        forecast_window=err.number(window, f"{where}.forecast_window", integer=True),
+        forecast_window=err.quantity(window, f"{where}.forecast_window", SAMPLES),
         placement=err.placement(placement, f"{where}.placement"),
     )
     for key in ("placement", "forecast_window"):
@@ -486,6 +494,13 @@ class SpecErrors:
             self.fail(key, f"expected {'a whole number' if integer else 'a number'}, got {value!r}")
         return value if integer else float(value)
 
+    def quantity(self, value: Any, key: str, quantity: Quantity) -> Any:
+        """``value`` checked against its declaration in :mod:`reclaim.validation`."""
+        try:
+            return quantity.check(value, key)
+        except ReclaimError as problem:
+            raise ReclaimError(f"{self.path}: {problem}") from None
+
     def head(self, doc: dict, text: str) -> dict[str, Any]:
         """The fields every kind of spec starts with (:class:`ScaledSpec`'s but the scales): its
         ``name`` (letters, digits, '.', '_' and '-': it names result folders), ``description``,
@@ -498,7 +513,7 @@ class SpecErrors:
 
     def seeds(self, value: Any, key: str) -> tuple[int, ...]:
         """A non-empty list of distinct whole numbers."""
-        seeds = [self.number(s, key, integer=True) for s in self.typed(value, list, key)]
+        seeds = [self.quantity(s, key, SEED) for s in self.typed(value, list, key)]
         if not seeds or len(set(seeds)) != len(seeds):
             self.fail(key, "expected a non-empty list of distinct whole numbers")
         return tuple(seeds)
@@ -529,6 +544,10 @@ class SpecErrors:
                 self.typed(value, type(default), f"{key}.{param}")
             elif isinstance(default, int | float):
                 self.number(value, f"{key}.{param}", integer=isinstance(default, int))
+        try:
+            check_params(params, key)
+        except ReclaimError as problem:
+            raise ReclaimError(f"{self.path}: {problem}") from None
         try:
             return registry.build(kind, name, **params)
         except (TypeError, ValueError, ReclaimError) as problem:
