@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -401,11 +402,20 @@ def experiment_list() -> None:
     Console().print(table)
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
 
     Typer handles bad options itself (usage message, exit 2); our own errors are ReclaimError.
+    SIGTERM unwinds like Ctrl-C does, so that worker pools and temporary folders are cleaned up
+    (exit 143, as a process killed by SIGTERM); SIGINT interrupts even where the shell that
+    started us in the background set it to be ignored.
     """
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         app(prog_name="reclaim")
     except ReclaimError as err:
