@@ -3,6 +3,9 @@ that a sub-app never imports the main one)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +17,34 @@ from reclaim.validation import Quantity
 
 
 def output_dir(value: Path | None) -> Path | None:
-    """An -o/--output names a directory: a file there is refused before any work starts."""
-    if value is not None and value.exists() and not value.is_dir():
-        raise typer.BadParameter(f"{value} is a file, not a directory; choose another path")
+    """An -o/--output names a directory we can write: a file there, or a folder that cannot be
+    created or written into, is refused before any work starts (one line, no traceback)."""
+    if value is None:
+        return value
+    if value.exists() and not value.is_dir():
+        raise ReclaimError(f"-o/--output: {value} is a file, not a directory; choose another path")
+    try:
+        _probe_writable(value)
+    except OSError as err:
+        raise ReclaimError(
+            f"-o/--output: cannot write to {value} ({err.strerror or err}); choose another path"
+        ) from None
     return value
+
+
+def _probe_writable(folder: Path) -> None:
+    """Create ``folder`` and a file in it, then remove what was created: the one sure test
+    (permission bits say nothing for root, nor for read-only or pseudo file systems)."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".reclaim-write-test-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    finally:
+        for created in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                created.rmdir()
 
 
 def output_option(help: str):
@@ -45,6 +72,7 @@ def chart_file(value: Path) -> Path:
         raise typer.BadParameter(f"{value}: a chart is written as .png, .pdf or .svg")
     if value.is_dir():
         raise typer.BadParameter(f"{value} is a directory; name the chart's file")
+    output_dir(value.parent)
     return value
 
 
