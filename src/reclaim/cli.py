@@ -14,6 +14,7 @@ from rich.markup import escape
 from reclaim.agent.cli import agent_app
 from reclaim.cli_options import (
     csv_list,
+    number_list,
     number_option,
     output_option,
     report_console,
@@ -23,7 +24,18 @@ from reclaim.errors import ReclaimError
 from reclaim.lifetime.cli import lifetime_app
 from reclaim.live.cli import live_app
 from reclaim.rl.cli import place_app, rl_app
-from reclaim.validation import APPS, DAYS, REPEATS, SEED, SHARE, WORKERS, Quantity, count
+from reclaim.validation import (
+    APPS,
+    CONFIRM_RUNS,
+    DAYS,
+    HISTORY,
+    REPEATS,
+    SEED,
+    SHARE,
+    WORKERS,
+    Quantity,
+    count,
+)
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -148,14 +160,9 @@ def forecast_eval(
             raise UserError(f"unknown forecaster {name!r} (known: {', '.join(known)})")
         params = {"base": conformal_base, "coverage": coverage} if name == "conformal" else {}
         chosen.append((name, params))
-    try:
-        histories = [int(h) for h in csv_list(history)]
-    except ValueError:
-        histories = []
-    if not histories or min(histories) < 1:
-        raise UserError(
-            f"--history: expected whole numbers of at least 1 like 10,20,40, got {history!r}"
-        )
+    if not chosen:
+        raise UserError(f"--models: expected forecaster names like naive,arima, got {models!r}")
+    histories = number_list(history, HISTORY, "--history", example="10,20,40")
     res = csv_list(resources)
     if not set(res) <= {"cpu", "mem"} or not res:
         raise UserError(f"--resources: expected cpu, mem or both, got {resources!r}")
@@ -249,6 +256,7 @@ def simulate(
     controller = controller or "reservation"
     from reclaim.api import Sample
     from reclaim.core.tables import HostTable
+    from reclaim.placement import build_placer
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.console import (
         SimProgress,
@@ -268,6 +276,10 @@ def simulate(
     )
     # an unknown name, or a controller without the forecaster it needs, fails before any work
     _, built_forecaster = build_policies(settings)
+    try:
+        build_placer(placement)
+    except ReclaimError as err:
+        raise ReclaimError(f"--placement: {err}") from None
     if forecaster is not None and built_forecaster is None:
         raise typer.BadParameter(
             f"controller {controller!r} uses no forecaster; drop --forecaster {forecaster}",
@@ -370,12 +382,25 @@ def experiment_run(
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join (default: start Ray on this machine).")
     ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help=f"Start without asking, even above {CONFIRM_RUNS:,} runs."
+        ),
+    ] = False,
 ) -> None:
     """Run every run of SPEC at one scale; rerunning the same command resumes."""
     from reclaim.experiments import load_spec, run_experiment
 
     outcome = run_experiment(
-        load_spec(spec), scale, output, backend, jobs, ray_address, console=console
+        load_spec(spec),
+        scale,
+        output,
+        backend,
+        jobs,
+        ray_address,
+        console=console,
+        confirm=None if yes else _confirm_big,
     )
     ran = outcome.runs - outcome.resumed
     out = Console()
@@ -384,6 +409,18 @@ def experiment_run(
     )
     out.print(f"results: {outcome.out}/runs.parquet, runs/<run_id>/")
     out.print(f"next: reclaim report {outcome.out}")
+
+
+def _confirm_big(runs: int, estimate: str) -> None:
+    """Ask before more than CONFIRM_RUNS runs start; without a terminal to ask, refuse."""
+    if runs <= CONFIRM_RUNS:
+        return
+    if not sys.stdin.isatty():
+        raise ReclaimError(
+            f"{runs:,} runs to start ({estimate}), more than {CONFIRM_RUNS:,}: pass --yes"
+        )
+    if not typer.confirm(f"start {runs:,} runs ({estimate})?", err=True):
+        raise ReclaimError("not started")
 
 
 @experiment_app.command("list")

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from reclaim.errors import ReclaimError, TraceError
-from reclaim.validation import Quantity
+from reclaim.validation import LOAD_PERCENT, Quantity
 
 
 def output_dir(value: Path | None) -> Path | None:
@@ -125,12 +125,22 @@ def sample_or(path: Path) -> Path:
         return path
 
 
+def number_list(text: str, quantity: Quantity, option: str, example: str) -> list:
+    """A comma-separated option of numbers, each checked against ``quantity``; an empty item
+    (``10,,20``), a word or a value out of range is one line naming the option."""
+    parts = [part.strip() for part in text.split(",")]
+    if not text.strip() or "" in parts:
+        raise ReclaimError(f"{option}: expected a list like {example}, got {text!r}")
+    values = []
+    for part in parts:
+        try:
+            value = int(part) if quantity.integer else float(part)
+        except ValueError:
+            value = part
+        values.append(quantity.check(value, option))
+    return values
+
+
 def parse_loads(text: str) -> list[float]:
     """``--load`` percentages as fractions, or a one-line error."""
-    try:
-        loads = [float(x) / 100 for x in csv_list(text)]
-    except ValueError:
-        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {text!r}") from None
-    if not loads or min(loads) <= 0:
-        raise ReclaimError(f"--load: expected positive percentages, got {text!r}")
-    return loads
+    return [p / 100 for p in number_list(text, LOAD_PERCENT, "--load", example="30,50,80")]

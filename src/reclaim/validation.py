@@ -102,6 +102,8 @@ LOAD_PERCENT = Quantity("% of the cluster", gt=0, le=100)
 #: A buffer or penalty weight (controllers' k1, k2, the RL rewards' K's): finite, not negative.
 WEIGHT = Quantity("weight", ge=0, le=1e9)
 LEARNING_RATE = Quantity("learning rate", gt=0, le=1)
+#: A placement plugin's weight in a weighted sum of scores (a zero weight would drop it).
+PLACER_WEIGHT = Quantity("weight", gt=0, le=1e6)
 PORT = Quantity("TCP port (0: off)", integer=True, ge=0, le=65_535)
 
 #: Applications or workloads one run simulates: ten times Google's month of 2011 collections.
@@ -127,8 +129,13 @@ WORKLOAD: dict[str, Quantity] = {
     "period": SECONDS,
     "arrival_days_per_150k": DAYS,
 }
-#: Runs one experiment grid may hold at all (a confirmation is asked far below this).
-GRID_RUNS = count("runs", 1_000_000)
+#: Grid cells one spec may expand to at all (a confirmation is asked far below this): each is
+#: checked and built before the first run starts.
+GRID_CELLS = count("grid cells", 100_000)
+#: Runs above which ``experiment run`` asks before it starts (or takes --yes).
+CONFIRM_RUNS = 1_000
+#: History sizes of a forecast evaluation, samples (the longest real series hold ~9,000).
+HISTORY = count("samples", 10_000)
 
 
 # ---- settings of registered components ----------------------------------------------------

@@ -253,6 +253,39 @@ def test_restart_resumes_history(tree, tmp_path):
 
 
 # ---------------------------------------------------------------------------- operator interfaces
+@pytest.mark.parametrize("from_start", [False, True], ids=["after-samples", "from-start"])
+def test_a_usage_file_holding_text_falls_back_to_the_reservation_and_says_so(
+    tree, tmp_path, from_start, caplog
+):
+    """Issue 33: memory.current holding text was never flagged (a silent zero); now the
+    component keeps its reservation at once, the log warns and agent status says why."""
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    usage_file = "memory.current" if version == 2 else "memory.usage_in_bytes"
+    d = root / PARENT / "web-0" if version == 2 else root / "memory" / PARENT / "web-0"
+    if not from_start:
+        run_steady(agent, root, version)
+    with caplog.at_level("WARNING", logger="reclaim.agent"):
+        for _ in range(2):
+            feed(root, version, 0.2 * (agent.clock.t - 1_000_000.0), 0.1)
+            (d / usage_file).write_text("not a number\n")
+            agent.step()
+            agent.clock.t += 1.0
+    first = agent.store.latest_decisions()[0]
+    assert first["name"] == "web-0"
+    assert first["reason"] == "fail safe: usage files hold no number: reservation"
+    assert first["limit_mem"] == pytest.approx(1.0) and first["limit_cpu"] == pytest.approx(1.0)
+    assert "web-0: fail-safe: usage files hold no number" in caplog.text
+    agent.close()
+    status = CliRunner().invoke(
+        agent_app, ["status", "--config", str(tmp_path / "agent.toml")], env={"COLUMNS": "250"}
+    )
+    cells = " ".join(
+        line.split("│")[-2].strip() for line in status.output.splitlines() if "│" in line
+    )
+    assert "usage files hold no number" in cells, status.output
+
+
 def test_status_and_explain_read_the_database(tree, tmp_path):
     root, version = tree
     agent = make_agent(tmp_path, root)

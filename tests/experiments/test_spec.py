@@ -172,6 +172,12 @@ BAD = [
         "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\nforecaster_params = {history = 0}",
         "runs[1].forecaster_params.history: expected a whole number >= 1",
     ),
+    (  # a 400 x 400 grid: refused before one cell is built (a 1,000 x 1,000 one hung)
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = "
+        f"{{k1 = [{', '.join(str(i / 400) for i in range(400))}], "
+        f"k2 = [{', '.join(str(i / 100) for i in range(400))}]}}",
+        "runs[1]: the grid has 160,000 cells; at most 100,000 are run",
+    ),
     (
         "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'conformal'\ncoverage = nan",
         "runs[1].coverage: expected a finite number",

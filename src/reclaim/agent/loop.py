@@ -175,7 +175,10 @@ class Agent:
         s, comps, store = self.settings, self.settings.components, self.store
         now = self.clock.now()
         t0 = time.perf_counter()
+        was_garbled = self.collector.garbled.copy()
         started, stopped = self.collector.observe(now)
+        for i in np.flatnonzero(self.collector.garbled & ~was_garbled):
+            self._event(now, i, "fail-safe", "usage files hold no number: kept at its reservation")
         view = self.collector.view
         wl = view.workloads
         for i in started:
@@ -301,6 +304,8 @@ class Agent:
             if fail is not None
             else f"fail safe: no usage read for over {s.stale_s:g} s: reservation"
         )
+        garbled = self.collector.garbled[rows] & (fail is None)
+        reason[garbled] = "fail safe: usage files hold no number: reservation"
 
         buffer = self.k1 * request + self.k2 * np.where(np.isfinite(std), std, 0.0)
         floor = np.minimum(wl.used[rows] + buffer, current)

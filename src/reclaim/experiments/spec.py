@@ -46,6 +46,7 @@ import hashlib
 import importlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, fields
@@ -64,6 +65,7 @@ from reclaim.sim.run import RunSettings
 from reclaim.traces.store import load_store, sample_path
 from reclaim.validation import (
     APPS,
+    GRID_CELLS,
     PROBABILITY,
     SAMPLES,
     SEED,
@@ -381,6 +383,10 @@ def _expand(group: Any, i: int, defaults: dict[str, Any], err: SpecErrors) -> li
         for key, value in params.items():
             axes.append(((table, key), err.axis(value, f"{where}.{table}.{key}")))
     label = err.typed(group.get("label", ""), str, f"{where}.label")
+    # counted before any cell is built: a huge grid would otherwise check cells for hours
+    size = math.prod(len(values) for _, values in axes)
+    if not GRID_CELLS.accepts(size):
+        err.fail(where, f"the grid has {size:,} cells; at most {GRID_CELLS.le:,} are run")
     cells = []
     for values in itertools.product(*(v for _, v in axes)):
         cell: dict[str, Any] = {"controller_params": {}, "forecaster_params": {}}
