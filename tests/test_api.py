@@ -51,7 +51,10 @@ def test_an_unregistered_controller_runs_and_is_named_by_its_class():
         (lambda: reclaim.simulate("reservation", "naive", **SMALL), "uses no forecaster"),
         (lambda: reclaim.simulate("nope", **SMALL), "unknown controller 'nope'"),
         (lambda: reclaim.simulate(hosts="bad", sample=SMALL["sample"]), "COUNTxCORESgMEMg"),
-        (lambda: reclaim.simulate(hosts="6x32c128g", sample=reclaim.Sample(apps=0)), "n_apps"),
+        (
+            lambda: reclaim.simulate(hosts="6x32c128g", sample=reclaim.Sample(apps=0)),
+            "apps: expected",
+        ),
         (
             lambda: reclaim.simulate(hosts="6x32c128g", sample=reclaim.Sample(arrival_days=-1)),
             "arrival_days",

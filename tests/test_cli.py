@@ -36,13 +36,23 @@ def test_simulate_on_the_shipped_sample_writes_results(tmp_path):
         (["simulate", "--apps", "5", "--pairing", "/nonexistent/store"], "not a trace store"),
         (["simulate", "--apps", "5", "--controller", "pessimistic"], "needs a forecaster"),
         (["forecast", "eval", "--models", "naive,prophet"], "unknown forecaster 'prophet'"),
-        (["forecast", "eval", "--history", "ten"], "--history: expected whole numbers"),
+        (["forecast", "eval", "--history", "ten"], "--history: expected a whole number >= 1"),
+        # lists: an empty item, a value past its bound, nothing at all (issue 33)
+        (["forecast", "eval", "--history", "10,,20"], "--history: expected a list like 10,20,40"),
+        (["forecast", "eval", "--history", "100000"], "--history: expected a whole number"),
+        (["forecast", "eval", "--models", ""], "--models: expected forecaster names"),
+        (["place", "eval", "--load", "1000"], "--load: expected a finite number > 0 and <= 100"),
+        (["rl", "eval", "--load", "30,,50"], "--load: expected a list like 30,50,80"),
+        (["simulate", "--placement", "best-fit:-1"], "--placement: best-fit weight: expected"),
+        (["place", "eval", "--machines", "100000000"], "--machines: expected a whole number"),
+        (["simulate", "--seed", "-1"], "--seed: expected a whole number >= 0"),
+        (["simulate", "--arrival-days", "inf"], "--arrival-days: expected a finite number"),
         (
             ["forecast", "eval", "--history", "-3"],
-            "--history: expected whole numbers of at least 1",
+            "--history: expected a whole number >= 1",
         ),
         (["forecast", "eval", "--store", "/nonexistent/store"], "not a trace store"),
-        (["simulate", "--apps", "1000000000"], "applications (about 9.46e+11 components"),
+        (["simulate", "--apps", "1000000000"], "--apps: expected a whole number >= 1 and <="),
         (["simulate", "--apps", "5", "--hosts", "1000000000x32c128g"], "GiB available"),
     ],
 )
@@ -57,8 +67,14 @@ def test_user_errors_are_one_line_without_traceback(tmp_path, args, message):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["simulate", "--apps", "5", "--stop-days", "-1"], "--stop-days: must be a positive"),
-        (["simulate", "--apps", "5", "--arrival-days", "0"], "--arrival-days: must be a positive"),
+        (
+            ["simulate", "--apps", "5", "--stop-days", "-1"],
+            "--stop-days: expected a finite number > 0",
+        ),
+        (
+            ["simulate", "--apps", "5", "--arrival-days", "0"],
+            "--arrival-days: expected a finite number > 0",
+        ),
         (
             ["simulate", "--apps", "5", "--controller", "reservation", "--forecaster", "gp-exp"],
             "controller 'reservation' uses no forecaster",

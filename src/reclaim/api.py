@@ -19,6 +19,7 @@ from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
 from reclaim.sim.results import SimResult
 from reclaim.sim.run import RunSettings, build_simulator, forecaster_for
+from reclaim.validation import APPS, DAYS, SEED, SHARE
 from reclaim.workload.builder import (
     BuildReport,
     WorkloadSpec,
@@ -48,8 +49,12 @@ class Sample:
     def build(self, hosts: str) -> tuple[Workload, BuildReport, WorkloadSpec, Path | None]:
         """The workload for a cluster of ``hosts``, with the sampler's report, its spec and the
         pairing store used."""
-        if self.arrival_days is not None and not self.arrival_days > 0:
-            raise ReclaimError(f"arrival_days must be a positive number, got {self.arrival_days}")
+        # the API checks its numbers against the CLI's declarations (reclaim.validation)
+        APPS.check(self.apps, "apps")
+        SEED.check(self.seed, "seed")
+        SHARE.check(self.elastic_share, "elastic_share")
+        if self.arrival_days is not None:
+            DAYS.check(self.arrival_days, "arrival_days")
         capacity = HostTable.parse(hosts).capacity
         days = self.arrival_days or paper_arrival_days(self.apps, float(capacity[:, 0].sum()))
         default_jobs, default_shapes = default_stores()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +14,8 @@ from rich.markup import escape
 from reclaim.agent.cli import agent_app
 from reclaim.cli_options import (
     csv_list,
+    number_list,
+    number_option,
     output_option,
     report_console,
     usage_stores,
@@ -21,6 +24,18 @@ from reclaim.errors import ReclaimError
 from reclaim.lifetime.cli import lifetime_app
 from reclaim.live.cli import live_app
 from reclaim.rl.cli import place_app, rl_app
+from reclaim.validation import (
+    APPS,
+    CONFIRM_RUNS,
+    DAYS,
+    HISTORY,
+    REPEATS,
+    SEED,
+    SHARE,
+    WORKERS,
+    Quantity,
+    count,
+)
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -103,13 +118,19 @@ def forecast_eval(
     history: Annotated[str, typer.Option(help="History sizes h, comma-separated.")] = "10,20,40",
     resources: Annotated[str, typer.Option(help="cpu, mem or both.")] = "mem,cpu",
     series: Annotated[
-        int | None, typer.Option(min=1, help="At most this many series per store (default: all).")
+        int | None,
+        number_option(
+            count("series", 10_000_000), help="At most this many series per store (default: all)."
+        ),
     ] = None,
     origins: Annotated[
-        int, typer.Option(min=1, help="Consecutive one-step forecasts per series.")
+        int, number_option(REPEATS, help="Consecutive one-step forecasts per series.")
     ] = 200,
     coverage: Annotated[
-        float, typer.Option(min=0.5, max=0.9999, help="Coverage the conformal wrapper targets.")
+        float,
+        number_option(
+            Quantity("coverage", ge=0.5, le=0.9999), help="Coverage the conformal wrapper targets."
+        ),
     ] = 0.99,
     conformal_base: Annotated[
         str, typer.Option(help="Forecaster the conformal wrapper calibrates.")
@@ -139,14 +160,9 @@ def forecast_eval(
             raise UserError(f"unknown forecaster {name!r} (known: {', '.join(known)})")
         params = {"base": conformal_base, "coverage": coverage} if name == "conformal" else {}
         chosen.append((name, params))
-    try:
-        histories = [int(h) for h in csv_list(history)]
-    except ValueError:
-        histories = []
-    if not histories or min(histories) < 1:
-        raise UserError(
-            f"--history: expected whole numbers of at least 1 like 10,20,40, got {history!r}"
-        )
+    if not chosen:
+        raise UserError(f"--models: expected forecaster names like naive,arima, got {models!r}")
+    histories = number_list(history, HISTORY, "--history", example="10,20,40")
     res = csv_list(resources)
     if not set(res) <= {"cpu", "mem"} or not res:
         raise UserError(f"--resources: expected cpu, mem or both, got {resources!r}")
@@ -199,20 +215,21 @@ def simulate(
     hosts: Annotated[str, typer.Option(help="Cluster as COUNTxCORESgMEMg, pools joined by +.")] = (
         "250x32c128g"
     ),
-    apps: Annotated[int, typer.Option(min=1, help="Applications to sample.")] = 3000,
+    apps: Annotated[int, number_option(APPS, help="Applications to sample.")] = 3000,
     arrival_days: Annotated[
         float | None,
-        typer.Option(
+        number_option(
+            DAYS,
             help="Spread arrivals over this many days (default: the paper's rate per core, "
-            "90 d per 150k apps on 250 hosts of 32 cores)."
+            "90 d per 150k apps on 250 hosts of 32 cores).",
         ),
     ] = None,
     stop_days: Annotated[
-        float | None, typer.Option(help="Stop the simulation at this day.")
+        float | None, number_option(DAYS, help="Stop the simulation at this day.")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the workload sampler.")] = 0,
+    seed: Annotated[int, number_option(SEED, help="Seed of the workload sampler.")] = 0,
     elastic_share: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="Share of applications that are elastic.")
+        float, number_option(SHARE, help="Share of applications that are elastic.")
     ] = 0.6,
     placement: Annotated[
         str,
@@ -239,6 +256,7 @@ def simulate(
     controller = controller or "reservation"
     from reclaim.api import Sample
     from reclaim.core.tables import HostTable
+    from reclaim.placement import build_placer
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.console import (
         SimProgress,
@@ -249,11 +267,6 @@ def simulate(
     from reclaim.sim.run import RunSettings, build_policies
     from reclaim.sim.run import simulate as run_simulation
 
-    for name, value in (("--arrival-days", arrival_days), ("--stop-days", stop_days)):
-        if value is not None and not value > 0:
-            raise typer.BadParameter(
-                f"must be a positive number of days, got {value:g}", param_hint=name
-            )
     settings = RunSettings(
         hosts=hosts,
         controller=controller,
@@ -263,6 +276,10 @@ def simulate(
     )
     # an unknown name, or a controller without the forecaster it needs, fails before any work
     _, built_forecaster = build_policies(settings)
+    try:
+        build_placer(placement)
+    except ReclaimError as err:
+        raise ReclaimError(f"--placement: {err}") from None
     if forecaster is not None and built_forecaster is None:
         raise typer.BadParameter(
             f"controller {controller!r} uses no forecaster; drop --forecaster {forecaster}",
@@ -360,17 +377,32 @@ def experiment_run(
     ] = None,
     backend: Annotated[str, typer.Option(help="local (process pool) or ray.")] = "local",
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="Local worker processes (default: one per CPU).")
+        int | None, number_option(WORKERS, help="Local worker processes (default: one per CPU).")
     ] = None,
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster to join (default: start Ray on this machine).")
     ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes", "-y", help=f"Start without asking, even above {CONFIRM_RUNS:,} runs."
+        ),
+    ] = False,
 ) -> None:
     """Run every run of SPEC at one scale; rerunning the same command resumes."""
     from reclaim.experiments import load_spec, run_experiment
 
     loaded = load_spec(spec)
-    outcome = run_experiment(loaded, scale, output, backend, jobs, ray_address, console=console)
+    outcome = run_experiment(
+        loaded,
+        scale,
+        output,
+        backend,
+        jobs,
+        ray_address,
+        console=console,
+        confirm=None if yes else _confirm_big,
+    )
     ran = outcome.runs - outcome.resumed
     out = Console()
     out.print(
@@ -380,6 +412,18 @@ def experiment_run(
         out.print(line, highlight=False)
     out.print(f"results: {outcome.out}/runs.parquet, runs/<run_id>/")
     out.print(f"next: reclaim report {outcome.out}")
+
+
+def _confirm_big(runs: int, estimate: str) -> None:
+    """Ask before more than CONFIRM_RUNS runs start; without a terminal to ask, refuse."""
+    if runs <= CONFIRM_RUNS:
+        return
+    if not sys.stdin.isatty():
+        raise ReclaimError(
+            f"{runs:,} runs to start ({estimate}), more than {CONFIRM_RUNS:,}: pass --yes"
+        )
+    if not typer.confirm(f"start {runs:,} runs ({estimate})?", err=True):
+        raise ReclaimError("not started")
 
 
 @experiment_app.command("list")
@@ -398,11 +442,20 @@ def experiment_list() -> None:
     Console().print(table)
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    sys.exit(128 + signum)
+
+
 def main() -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, no traceback.
 
     Typer handles bad options itself (usage message, exit 2); our own errors are ReclaimError.
+    SIGTERM unwinds like Ctrl-C does, so that worker pools and temporary folders are cleaned up
+    (exit 143, as a process killed by SIGTERM); SIGINT interrupts even where the shell that
+    started us in the background set it to be ignored.
     """
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         app(prog_name="reclaim")
     except ReclaimError as err:

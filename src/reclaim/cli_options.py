@@ -3,6 +3,9 @@ that a sub-app never imports the main one)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -10,18 +13,57 @@ import typer
 from rich.console import Console
 
 from reclaim.errors import ReclaimError, TraceError
+from reclaim.validation import LOAD_PERCENT, Quantity
 
 
 def output_dir(value: Path | None) -> Path | None:
-    """An -o/--output names a directory: a file there is refused before any work starts."""
-    if value is not None and value.exists() and not value.is_dir():
-        raise typer.BadParameter(f"{value} is a file, not a directory; choose another path")
+    """An -o/--output names a directory we can write: a file there, or a folder that cannot be
+    created or written into, is refused before any work starts (one line, no traceback)."""
+    if value is None:
+        return value
+    if value.exists() and not value.is_dir():
+        raise ReclaimError(f"-o/--output: {value} is a file, not a directory; choose another path")
+    try:
+        _probe_writable(value)
+    except OSError as err:
+        raise ReclaimError(
+            f"-o/--output: cannot write to {value} ({err.strerror or err}); choose another path"
+        ) from None
     return value
+
+
+def _probe_writable(folder: Path) -> None:
+    """Create ``folder`` and a file in it, then remove what was created: the one sure test
+    (permission bits say nothing for root, nor for read-only or pseudo file systems)."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".reclaim-write-test-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    finally:
+        for created in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                created.rmdir()
 
 
 def output_option(help: str):
     """The -o/--output option of a command: a directory, checked before any work starts."""
     return typer.Option("-o", "--output", callback=output_dir, help=help)
+
+
+def number_option(quantity: Quantity, *decls: str, help: str, **kwargs):
+    """A numeric option checked against ``quantity`` (:mod:`reclaim.validation`) as it is
+    parsed: NaN, infinity or a value out of range is one line naming the option, before any
+    work. Every int or float option of the CLI is declared through this (a test checks)."""
+
+    def check(ctx, param, value):
+        if value is None or ctx.resilient_parsing:
+            return value
+        return quantity.check(value, max(param.opts, key=len))
+
+    check.quantity = quantity
+    return typer.Option(*decls, callback=check, help=help, **kwargs)
 
 
 def chart_file(value: Path) -> Path:
@@ -30,6 +72,7 @@ def chart_file(value: Path) -> Path:
         raise typer.BadParameter(f"{value}: a chart is written as .png, .pdf or .svg")
     if value.is_dir():
         raise typer.BadParameter(f"{value} is a directory; name the chart's file")
+    output_dir(value.parent)
     return value
 
 
@@ -82,12 +125,22 @@ def sample_or(path: Path) -> Path:
         return path
 
 
+def number_list(text: str, quantity: Quantity, option: str, example: str) -> list:
+    """A comma-separated option of numbers, each checked against ``quantity``; an empty item
+    (``10,,20``), a word or a value out of range is one line naming the option."""
+    parts = [part.strip() for part in text.split(",")]
+    if not text.strip() or "" in parts:
+        raise ReclaimError(f"{option}: expected a list like {example}, got {text!r}")
+    values = []
+    for part in parts:
+        try:
+            value = int(part) if quantity.integer else float(part)
+        except ValueError:
+            value = part
+        values.append(quantity.check(value, option))
+    return values
+
+
 def parse_loads(text: str) -> list[float]:
     """``--load`` percentages as fractions, or a one-line error."""
-    try:
-        loads = [float(x) / 100 for x in csv_list(text)]
-    except ValueError:
-        raise ReclaimError(f"--load: expected percentages like 30,50,80, got {text!r}") from None
-    if not loads or min(loads) <= 0:
-        raise ReclaimError(f"--load: expected positive percentages, got {text!r}")
-    return loads
+    return [p / 100 for p in number_list(text, LOAD_PERCENT, "--load", example="30,50,80")]

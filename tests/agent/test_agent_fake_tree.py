@@ -15,12 +15,15 @@ from typer.testing import CliRunner
 from reclaim.agent.actuator import DockerActuator, docker_client
 from reclaim.agent.cgroups import GIB, CgroupError, Cgroups, detect
 from reclaim.agent.cli import agent_app
+from reclaim.agent.config import load_settings
 from reclaim.agent.fake import make_tree, set_usage
 from reclaim.agent.loop import Agent
 from reclaim.agent.metrics_http import AgentMetrics
 from reclaim.core.clock import SimClock
 from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
+
+NAN, INF = float("nan"), float("inf")
 
 PARENT = "reclaim"
 NAMES = ["web-0", "batch-0", "batch-1"]
@@ -250,6 +253,39 @@ def test_restart_resumes_history(tree, tmp_path):
 
 
 # ---------------------------------------------------------------------------- operator interfaces
+@pytest.mark.parametrize("from_start", [False, True], ids=["after-samples", "from-start"])
+def test_a_usage_file_holding_text_falls_back_to_the_reservation_and_says_so(
+    tree, tmp_path, from_start, caplog
+):
+    """Issue 33: memory.current holding text was never flagged (a silent zero); now the
+    component keeps its reservation at once, the log warns and agent status says why."""
+    root, version = tree
+    agent = make_agent(tmp_path, root)
+    usage_file = "memory.current" if version == 2 else "memory.usage_in_bytes"
+    d = root / PARENT / "web-0" if version == 2 else root / "memory" / PARENT / "web-0"
+    if not from_start:
+        run_steady(agent, root, version)
+    with caplog.at_level("WARNING", logger="reclaim.agent"):
+        for _ in range(2):
+            feed(root, version, 0.2 * (agent.clock.t - 1_000_000.0), 0.1)
+            (d / usage_file).write_text("not a number\n")
+            agent.step()
+            agent.clock.t += 1.0
+    first = agent.store.latest_decisions()[0]
+    assert first["name"] == "web-0"
+    assert first["reason"] == "fail safe: usage files hold no number: reservation"
+    assert first["limit_mem"] == pytest.approx(1.0) and first["limit_cpu"] == pytest.approx(1.0)
+    assert "web-0: fail-safe: usage files hold no number" in caplog.text
+    agent.close()
+    status = CliRunner().invoke(
+        agent_app, ["status", "--config", str(tmp_path / "agent.toml")], env={"COLUMNS": "250"}
+    )
+    cells = " ".join(
+        line.split("│")[-2].strip() for line in status.output.splitlines() if "│" in line
+    )
+    assert "usage files hold no number" in cells, status.output
+
+
 def test_status_and_explain_read_the_database(tree, tmp_path):
     root, version = tree
     agent = make_agent(tmp_path, root)
@@ -317,16 +353,57 @@ def _free_port() -> int:
 @pytest.mark.parametrize(
     ("agent", "message"),
     [
-        ({"period_s": -1}, "agent.period_s: must be positive"),
+        ({"period_s": -1}, "agent.period_s: expected a finite number > 0"),
+        ({"period_s": NAN}, "agent.period_s: expected a finite number > 0"),
+        ({"grace_s": -5}, "agent.grace_s: expected a finite number >= 0"),
+        ({"stale_after_s": INF}, "agent.stale_after_s: expected a finite number"),
+        ({"k1": NAN}, "agent.k1: expected a finite number >= 0"),
+        ({"k2": -1.0}, "agent.k2: expected a finite number >= 0"),
+        ({"host_mem_gib": NAN}, "agent.host_mem_gib: expected a finite number > 0"),
+        ({"host_cpu": INF}, "agent.host_cpu: expected a finite number > 0"),
+        ({"window": 0}, "agent.window: expected a whole number >= 1"),
         ({"controller": 3}, "agent.controller: expected str"),
         ({"metrics_port": 70000}, "agent.metrics_port"),
         ({"colour": "red"}, "agent.colour: unknown key"),
+        ({"controller_params": {"k1": NAN}}, r"agent.controller_params.k1: expected a finite"),
+        ({"controller_params": {"colour": 1}}, "colour"),
+        ({"forecaster_params": {"history": -3}}, "agent.forecaster_params.history: expected"),
+        ({"controller": "no-such"}, "no-such"),
     ],
 )
 def test_config_mistakes_are_one_line_errors(tmp_path, agent, message):
     with pytest.raises(ReclaimError, match=message) as err:
         write_config(tmp_path / "agent.toml", PARENT, **agent)
     assert str(err.value).startswith(str(tmp_path / "agent.toml")) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("cpu", "mem", "message"),
+    [
+        (NAN, 1.0, r"component\[0\]\.cpu: expected a finite number > 0"),
+        (INF, 1.0, r"component\[0\]\.cpu: expected a finite number > 0"),
+        (1.0, NAN, r"component\[0\]\.mem_gib: expected a finite number > 0"),
+        (1.0, float(1 << 31), r"component\[0\]\.mem_gib: .* got 2,147,483,648"),  # bytes
+        (0.0, 1.0, r"component\[0\]\.cpu"),
+    ],
+)
+def test_config_refuses_absurd_reservations(tmp_path, cpu, mem, message):
+    """A reservation in the wrong unit, or not a number, would make the agent kill; refused."""
+    with pytest.raises(ReclaimError, match=message):
+        write_config(tmp_path / "a.toml", PARENT, components=[("w", "web", "core", cpu, mem)])
+
+
+def test_config_that_is_no_toml_is_one_line(tmp_path):
+    path = tmp_path / "agent.toml"
+    for data, message in [
+        (bytes(range(256)), "binary data, not a text file"),
+        (b"[agent\nparent=", "not valid TOML"),
+        (b"", "empty file"),
+    ]:
+        path.write_bytes(data)
+        with pytest.raises(ReclaimError, match=message) as err:
+            load_settings(path)
+        assert str(err.value).startswith(str(path)) and "\n" not in str(err.value)
 
 
 def test_config_refuses_bad_components(tmp_path):

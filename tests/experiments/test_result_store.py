@@ -77,3 +77,20 @@ def test_refuses_results_of_another_experiment_or_scale(spec, tmp_path):
     other = load_spec("pace-fig3")
     with pytest.raises(ReclaimError, match="not 'pace-fig3'"):
         ResultStore(tmp_path, other, "tiny")
+
+
+@pytest.mark.parametrize(
+    "foreign", ["meta.json", "usage.parquet", "notes.txt"], ids=["trace-store", "usage", "other"]
+)
+def test_refuses_a_folder_holding_something_else(spec, tmp_path, foreign):
+    """Issue 33: ``experiment run -o`` into a trace store (or any other folder) wrote beside it."""
+    (tmp_path / foreign).write_text("{}")
+    with pytest.raises(ReclaimError, match=f"holds '{foreign}', which no result store holds"):
+        ResultStore(tmp_path, spec, "tiny")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_experiment_json_that_is_no_object_is_refused(spec, tmp_path):
+    (tmp_path / "experiment.json").write_text("[]")
+    with pytest.raises(ReclaimError, match="expected a JSON object, got a list"):
+        ResultStore(tmp_path, spec, "tiny")

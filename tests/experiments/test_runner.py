@@ -10,6 +10,7 @@ from polars.testing import assert_frame_equal
 from rich.console import Console
 from tiny_spec import write_spec
 
+from reclaim.errors import ReclaimError
 from reclaim.experiments import runner
 from reclaim.experiments.spec import load_spec
 
@@ -103,3 +104,21 @@ def test_runs_of_another_version_are_not_reused(uninterrupted, tmp_path, monkeyp
     assert_frame_equal(
         without_wall(again.table).drop("run_id"), without_wall(full.table).drop("run_id")
     )
+
+
+def test_the_count_and_an_estimate_are_said_before_a_run_and_a_big_ask_can_be_stopped(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    console = Console(record=True, width=200)
+    asked = []
+
+    def refuse(runs, estimate):
+        asked.append((runs, estimate))
+        raise ReclaimError("not started")
+
+    with pytest.raises(ReclaimError, match="not started"):
+        runner.run_experiment(
+            spec, "tiny", tmp_path / "out", jobs=1, console=console, confirm=refuse
+        )
+    assert asked and asked[0][0] == 3 and asked[0][1].startswith("about ")
+    assert "tiny: 3 runs at scale 'tiny', 3 to run: about" in console.export_text()
+    assert not list((tmp_path / "out" / "runs").iterdir())  # nothing ran

@@ -103,7 +103,7 @@ def test_default_scale_is_small_when_there_is_one():
 BAD = [
     ("[[runs]]\ncontroller = 'reservation'\nbogus = 1", "#1: unknown key 'bogus'"),
     ("[workload]\nelastic = 0.5\n[[runs]]\ncontroller = 'reservation'", "unknown key 'elastic'"),
-    ("[workload]\nelastic_share = 'half'\n", "workload.elastic_share: expected a number"),
+    ("[workload]\nelastic_share = 'half'\n", "workload.elastic_share: expected a finite number"),
     ("[workload]\njobs = 'sample:nope'\n", "workload.jobs: "),
     ("[workload]\nshapes = ['no/such/store']\n", "workload.shapes: "),
     ("[cluster]\nplacement = 'worst-fit'\n", "cluster.placement: "),
@@ -137,7 +137,7 @@ BAD = [
     ),
     (
         "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'conformal'\ncoverage = 1.5",
-        "runs[1].coverage: must lie in (0, 1)",
+        "runs[1].coverage: expected a finite number > 0 and < 1 (probability), got 1.5",
     ),
     (
         "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'conformal'\ncoverage = 0.9\n"
@@ -153,8 +153,14 @@ BAD = [
     ("[[runs]]\ncontroller = 'reservation'\n[[runs]]\ncontroller = ", "not valid TOML"),
     ("[workloads.p]\nsource = 'pace-paper'\nbogus = 1", "[workloads.p]: unknown key 'bogus'"),
     ("[workloads.p]\nsource = 'mine'", "workloads.p.source: unknown source 'mine'"),
-    ("[workloads.p]\nsource = 'pace-paper'\nelastic_share = 2.0", "workloads.p: elastic_share"),
-    ("[workloads.p]\nsource = 'pace-paper'\nperiod = -60", "workloads.p.period: must be a"),
+    (
+        "[workloads.p]\nsource = 'pace-paper'\nelastic_share = 2.0",
+        "workloads.p.elastic_share: expected",
+    ),
+    (
+        "[workloads.p]\nsource = 'pace-paper'\nperiod = -60",
+        "workloads.p.period: expected a finite number > 0",
+    ),
     ("[workloads.p]\nsource = 'pace-paper'\nshapes = []", 'with usage = "traces"'),
     ("[[runs]]\ncontroller = 'reservation'\nworkload = 'nope'", "runs[1].workload: no [workloads"),
     ("[cluster]\nrules = { throttle = false }", "cluster.rules: unknown key 'throttle'"),
@@ -162,8 +168,43 @@ BAD = [
         "[[runs]]\ncontroller = 'reservation'\nrules = { throttle_cpu = 1 }",
         "runs[1].rules.throttle_cpu: expected true or false",
     ),
-    ("[cluster]\nhorizon_days = -1", "cluster.horizon_days: must be a finite number above 0"),
+    ("[cluster]\nhorizon_days = -1", "cluster.horizon_days: expected a finite number > 0"),
     ("[[runs]]\ncontroller = 'reservation'\nhost_shape = 'big'", "runs[1].host_shape: expected"),
+    # numbers out of their declared range (reclaim.validation), issue 33
+    ("[cluster]\nforecast_window = -5\n", "cluster.forecast_window: expected a whole number >= 1"),
+    ("[cluster]\nforecast_window = 0\n", "cluster.forecast_window: expected a whole number >= 1"),
+    ("[workload]\narrival_days_per_150k = nan\n", "arrival_days_per_150k: expected a finite"),
+    ("[workload]\narrival_days_per_150k = inf\n", "arrival_days_per_150k: expected a finite"),
+    ("[workload]\nelastic_share = 2.0\n", "workload.elastic_share: expected a finite number >= 0"),
+    ("[workload]\nnormalised_mem_gib = -1\n", "workload.normalised_mem_gib: expected"),
+    ("[scale.x]\napps = 1\nhosts = '1x1c1g'\nseeds = [-1]", "scale.x.seeds: expected a whole"),
+    ("[scale.x]\napps = 10_000_000_000\nhosts = '1x1c1g'\nseeds = [0]", "scale.x.apps: expected"),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = {k1 = nan}",
+        "runs[1].controller_params.k1: expected a finite number >= 0",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = {k1 = -1.0}",
+        "runs[1].controller_params.k1: expected a finite number >= 0",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\nforecaster_params = {history = 0}",
+        "runs[1].forecaster_params.history: expected a whole number >= 1",
+    ),
+    (  # a 400 x 400 grid: refused before one cell is built (a 1,000 x 1,000 one hung)
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\ncontroller_params = "
+        f"{{k1 = [{', '.join(str(i / 400) for i in range(400))}], "
+        f"k2 = [{', '.join(str(i / 100) for i in range(400))}]}}",
+        "runs[1]: the grid has 160,000 cells; at most 100,000 are run",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'conformal'\ncoverage = nan",
+        "runs[1].coverage: expected a finite number",
+    ),
+    (
+        "[[runs]]\ncontroller = 'pessimistic'\nforecaster = 'naive'\nforecast_window = [40, -1]",
+        "runs[1].forecast_window: expected a whole number >= 1",
+    ),
 ]
 
 

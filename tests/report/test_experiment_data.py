@@ -208,3 +208,45 @@ def test_interrupted_sweep_reports_what_finished(fig3_store, tmp_path):
     assert len(store.runs) == 4 and store.pending == 2
     assert store.run_table(["000"], "apps") is None
     assert len(store.run_table(["000", "001"], "apps")) == 40
+
+
+# ---- corrupt and foreign files in a store (issue 33) ----------------------------------------
+def _copy(store, tmp_path):
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[1, 2]", "expected a JSON object, got a list"),
+        (b"{not json", "not valid JSON"),
+        (bytes(range(256)), "binary data, not a text file"),
+    ],
+)
+def test_an_experiment_json_that_is_no_object_is_one_line(fig3_store, tmp_path, content, message):
+    copy = _copy(fig3_store, tmp_path)
+    (copy / "experiment.json").write_bytes(content)
+    with pytest.raises(ReclaimError, match=message) as err:
+        load_results(copy)
+    assert str(err.value).startswith(str(copy / "experiment.json")) and "\n" not in str(err.value)
+
+
+def test_text_where_numbers_are_due_is_refused(fig3_store, tmp_path):
+    copy = _copy(fig3_store, tmp_path)
+    runs = pl.read_parquet(copy / "runs.parquet")
+    metric = next(c for c, t in runs.schema.items() if t == pl.Float64 and c not in ("k1", "k2"))
+    runs.with_columns(pl.col(metric).cast(pl.String)).write_parquet(copy / "runs.parquet")
+    with pytest.raises(ReclaimError, match=f"column '{metric}' holds String where numbers"):
+        load_results(copy)
+
+
+def test_a_truncated_run_table_is_named_in_one_line(fig3_store, tmp_path):
+    copy = _copy(fig3_store, tmp_path)
+    apps = copy / "runs" / "000" / "apps.parquet"
+    apps.write_bytes(apps.read_bytes()[:100])
+    store = load_results(copy)
+    with pytest.raises(ReclaimError, match="apps.parquet: unreadable") as err:
+        store.run_table(["000"], "apps")
+    assert "\n" not in str(err.value)

@@ -74,7 +74,7 @@ def test_vectorised_training_repeats_bit_for_bit_from_its_settings(tmp_path):
     ("args", "message"),
     [
         (["rl", "train", *TINY, "--agent", "nope"], "agent must be tvw-rl or deeprm"),
-        (["rl", "eval", "--load", "x"], "expected percentages"),
+        (["rl", "eval", "--load", "x"], "--load: expected a finite number > 0"),
         (["rl", "eval", "--policy", "missing.npz", "--load", "50"], "no trained policy"),
         (["rl", "eval", "--background", "9", "--load", "50"], "background must be in"),
         (["rl", "train", *TINY, "--jitter", "6"], "jitter must be in"),
@@ -151,3 +151,15 @@ def test_eval_under_the_papers_noise_costs_every_placer(tmp_path):
     assert a["policy"].to_list() == b["policy"].to_list()
     # the background is usage every machine carries: utilisation rises for every placer
     assert (b["util_cpu"] > a["util_cpu"]).all()
+
+
+def test_an_empty_policy_file_is_named_not_aborted(tmp_path):
+    """Issue 33: an empty --deeprm file printed only "Aborted." (numpy's EOFError)."""
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    done = reclaim("rl", "eval", "--deeprm", str(empty), "--load", "50", "-o", str(tmp_path / "o"))
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == f"error: {empty}: not a policy saved by reclaim rl train (No data left in file)\n"
+    )

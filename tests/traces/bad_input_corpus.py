@@ -2,9 +2,12 @@
 
 Each reader's fixture is copied, one file of it is broken one way (a missing column, NaN, inf,
 1e300, a negative value, time out of order, a truncated gzip, an empty file, a non-UTF-8 byte,
-a repeated row...), and ``reclaim traces import`` runs on it in a fresh process. An outcome is:
+a repeated row, random bytes, times or memory in another unit...), and ``reclaim traces import``
+runs on it in a fresh process. An outcome is:
 
 - ``clean``: exit 2, one line on stderr starting ``error:``, no store left behind;
+- ``same``: exit 0 with nothing more filtered, for a change that must not matter (a byte-order
+  mark, HARMLESS);
 - ``counted``: exit 0, and the broken row is counted in meta.json["filtered"] (a duplicate
   sample the format filters on purpose);
 - ``traceback``: a Python traceback, or any other exit code;
@@ -21,6 +24,7 @@ import argparse
 import gzip
 import io
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -34,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
-OUTCOMES = ("clean", "counted", "traceback", "silent", "messy")
+OUTCOMES = ("clean", "same", "counted", "traceback", "silent", "messy")
 #: The four values no real trace holds (issue 20), written where a number belongs.
 ABSURD = {"inf": "inf", "1e300": "1e300", "1e400": "1e400", "negative": "-1"}
 
@@ -50,6 +54,8 @@ class Spec:
     ``value``), ``time`` the column of a series' time (None: the format has no order to break).
     ``value_format`` wraps a value written into ``value`` (for fields holding two numbers).
     ``gz``: a gzip file of SRC for the compression cases when ``target`` is not one.
+    ``clock``: a column of times the unit cases scale (None: ``time``); ``mem``: a memory
+    column the trace documents in (Ki/Mi/Gi)B; ``period``: the format has a sampling period.
     """
 
     fixture: str | None
@@ -63,6 +69,9 @@ class Spec:
     value_format: str = "{}"
     gz: str | None = None
     build: Callable[[Path], None] | None = None
+    clock: int | None = None
+    mem: int | None = None
+    period: bool = False
 
 
 def _azure2017(folder: Path) -> None:
@@ -78,23 +87,63 @@ def _azure2017(folder: Path) -> None:
 
 GOOGLE2019_FILE = "input-sim/380263806889/0-461643000000-631583000000.csv.gz"
 SPECS: dict[str, Spec] = {
-    "bitbrains": Spec("bitbrains", "2013-7/1.csv.gz", True, ";", value=3, time=0),
+    "bitbrains": Spec(
+        "bitbrains", "2013-7/1.csv.gz", True, ";", value=3, time=0, mem=5, period=True
+    ),
     "alibaba2017": Spec(
-        "alibaba2017", "batch_task.csv.gz", True, ",", value=6, text=5, src="batch_task.csv.gz"
+        "alibaba2017",
+        "batch_task.csv.gz",
+        True,
+        ",",
+        value=6,
+        text=5,
+        src="batch_task.csv.gz",
+        clock=0,
     ),
     "alibaba2018": Spec(
-        "alibaba2018", "machine_usage_head_subset.csv.gz", False, ",", value=2, text=0, time=1
+        "alibaba2018",
+        "machine_usage_head_subset.csv.gz",
+        False,
+        ",",
+        value=2,
+        text=0,
+        time=1,
+        period=True,
     ),
-    "azure2019": Spec("azure2019", "vm_cpu_readings_deep_study_vms.csv.gz", True, ",", value=4),
+    "azure2019": Spec(
+        "azure2019",
+        "vm_cpu_readings_deep_study_vms.csv.gz",
+        True,
+        ",",
+        value=4,
+        clock=0,
+        period=True,
+    ),
     "google2011-derived": Spec(
         "google2011", "GCD_VMs_fixture.tar.gz:GCD_VMs/vm_1329653148_1", False, " ", value=0
     ),
     "alibaba-gpu2023": Spec(
-        "alibaba_gpu2023", "openb_pod_list_default_subset.csv.gz", True, ",", value=1, text=0
+        "alibaba_gpu2023",
+        "openb_pod_list_default_subset.csv.gz",
+        True,
+        ",",
+        value=1,
+        text=0,
+        clock=8,
+        mem=2,
     ),
     "alibaba-gpu2025": Spec(
-        "alibaba_gpu2025", "disaggregated_DLRM_trace_subset.csv.gz", True, ",", value=3, text=2
+        "alibaba_gpu2025",
+        "disaggregated_DLRM_trace_subset.csv.gz",
+        True,
+        ",",
+        value=3,
+        text=2,
+        clock=14,
+        mem=9,
     ),
+    # period left False: the fixture's few, irregular samples lie in several files, so one
+    # file's times in another unit barely move the median step (x1e6 still shows)
     "google2019-usage": Spec("google2019_usage", GOOGLE2019_FILE, True, ",", value=10, time=0),
     "google2011-jobs": Spec(
         "google2011_jobs", "task_events/part-00000-of-00500.csv.gz", False, ",", value=9, time=0
@@ -184,6 +233,29 @@ def _header_only(lines: list[str], spec: Spec) -> list[str]:
     return _rows(lines, spec)[0]
 
 
+def _clock(spec: Spec) -> int | None:
+    return spec.time if spec.clock is None else spec.clock
+
+
+def _scaled(column: Callable[[Spec], int | None], factor: float):
+    """Every value of a column times ``factor``: the column written in another unit."""
+
+    def edit(lines: list[str], spec: Spec) -> list[str]:
+        head, rows = _rows(lines, spec)
+        col = column(spec)
+        out = []
+        for row in rows:
+            text = _split(row, spec)[col].strip()
+            if text:
+                exact = text.lstrip("-").isdigit() and float(factor).is_integer()
+                text = str(int(text) * int(factor)) if exact else repr(float(text) * factor)
+                row = _set(row, spec, col, text)
+            out.append(row)
+        return [*head, *out]
+
+    return edit
+
+
 #: Text edits: (lines, spec) -> lines. None where the case does not apply to a spec.
 TEXT_CASES: dict[str, Callable[[list[str], Spec], list[str]]] = {
     "missing column": _missing_column,
@@ -196,6 +268,10 @@ TEXT_CASES: dict[str, Callable[[list[str], Spec], list[str]]] = {
     "unsorted time": _unsorted,
     "duplicate row": _duplicate,
     "header only": _header_only,
+    # a unit slip (issue 33): every value plausible alone, the whole implausible
+    "times x1e6": _scaled(_clock, 1e6),
+    "times /1000": _scaled(_clock, 1e-3),
+    "memory x1024": _scaled(lambda spec: spec.mem, 1024),
 }
 
 
@@ -215,6 +291,12 @@ def applies(case: str, spec: Spec) -> bool:
         return spec.time is not None
     if case == "header only":
         return spec.header
+    if case == "times x1e6":
+        return _clock(spec) is not None
+    if case == "times /1000":
+        return _clock(spec) is not None and spec.period
+    if case == "memory x1024":
+        return spec.mem is not None
     return True
 
 
@@ -269,13 +351,46 @@ def _garbage(root: Path, spec: Spec) -> None:
     (root / spec.target.split(":", 1)[0]).write_bytes(bytes(range(256)) * 4)
 
 
+def _random_bytes(root: Path, spec: Spec) -> None:
+    """Bytes as /dev/urandom gives them (seeded): mostly no UTF-8, a line break now and then."""
+    (root / spec.target.split(":", 1)[0]).write_bytes(random.Random(33).randbytes(5000))
+
+
+def _random_text(root: Path, spec: Spec) -> None:
+    """The target's text replaced by random bytes, compressed as the target is."""
+    _write_target(root, spec, random.Random(34).randbytes(5000))
+
+
+def _text_after_rows(root: Path, spec: Spec) -> None:
+    """Random bytes after the third data row: a file whose start is sound."""
+    data = _read_target(root, spec)
+    lines = data.split(b"\n")
+    keep = int(spec.header) + 3
+    _write_target(root, spec, b"\n".join(lines[:keep]) + b"\n" + random.Random(35).randbytes(3000))
+
+
+def _utf16(root: Path, spec: Spec) -> None:
+    _write_target(root, spec, _read_target(root, spec).decode().encode("utf-16"))
+
+
+def _bom(root: Path, spec: Spec) -> None:
+    _write_target(root, spec, b"\xef\xbb\xbf" + _read_target(root, spec))
+
+
 #: Cases that break the files themselves: (SRC copy, spec) -> None.
 FILE_CASES: dict[str, Callable[[Path, Spec], None]] = {
     "truncated gzip": _truncate,
     "empty file": _empty_file,
     "empty gzip": _empty_gzip,
     "binary garbage": _garbage,
+    "random bytes": _random_bytes,
+    "random bytes inside": _random_text,
+    "random bytes after rows": _text_after_rows,
+    "UTF-16": _utf16,
+    "byte-order mark": _bom,
 }
+#: Cases that must not change what is imported.
+HARMLESS = ("byte-order mark",)
 CASES = (*TEXT_CASES, "non-UTF-8 byte", *FILE_CASES)
 OTHER_CASES = (
     "missing column",
@@ -373,6 +488,10 @@ def run_case(job: Job, work: Path, base: Callable[[], int]) -> Result:
         return Result(fmt, case, job.spec.target, "traceback", tail[0])
     if done.returncode == 0:
         shown = _filtered(out)
+        if case in HARMLESS:
+            same = shown == base()
+            outcome, detail = ("same", "imported as without it") if same else ("silent", "")
+            return Result(fmt, case, job.spec.target, outcome, detail or f"{shown} filtered")
         if shown > (unbroken := base()):
             return Result(
                 fmt, case, job.spec.target, "counted", f"{shown - unbroken} more row(s) filtered"

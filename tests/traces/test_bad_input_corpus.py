@@ -25,6 +25,12 @@ SAMPLED = (
     "empty file",
     "empty gzip",
     "missing column",
+    "random bytes inside",
+    "random bytes after rows",
+    "UTF-16",
+    "times x1e6",
+    "times /1000",
+    "memory x1024",
 )
 
 
@@ -65,3 +71,17 @@ def test_the_other_files_of_multi_file_formats_refuse_what_they_once_stored():
     assert "second event of machine 'm_1932' at time_stamp 0" in results[0].detail
     assert "vm_virtual_core_count_bucket is NaN" in results[1].detail
     assert results[2].detail.endswith("openb_node_list_all_node.csv.gz: the node list has no rows")
+
+
+def test_every_reader_refuses_random_bytes_and_drops_a_byte_order_mark():
+    """Issue 33: a file of random bytes is one line naming the file (no UnicodeDecodeError, no
+    byte echoed), and a byte-order mark changes nothing, whichever reader reads it."""
+    formats = registry.names("trace_format")
+    jobs = [Job(f, case, SPECS[f]) for f in formats for case in ("random bytes", "byte-order mark")]
+    results = run_jobs(jobs)
+    outcomes = {(r.fmt, r.case): r for r in results}
+    for fmt in formats:
+        garbage, bom = outcomes[fmt, "random bytes"], outcomes[fmt, "byte-order mark"]
+        assert garbage.outcome == "clean", garbage
+        assert "\\x" not in garbage.detail and "\ufffd" not in garbage.detail, garbage
+        assert bom.outcome == "same", bom

@@ -95,10 +95,14 @@ def _rmdir(path: str, tries: int) -> None:
             time.sleep(0.1)
 
 
+#: Reading.procs of a cgroup whose usage files are there but cannot be parsed.
+GARBLED = -2
+
+
 class Reading(NamedTuple):
     """One read of every component, (n,) each: cumulative CPU seconds, memory GiB, OOM kills so
     far, CFS periods throttled so far, and process count (-1 where a cgroup is gone or
-    unreadable)."""
+    unreadable, GARBLED where a usage file holds something that is no number)."""
 
     cpu_s: NDArray[np.float64]
     mem: NDArray[np.float64]
@@ -222,8 +226,10 @@ class Cgroups:
                     throttled[i] = field(stat, b"nr_throttled")
                     ooms[i] = field(read_file(m + "/memory.events"), b"oom_kill")
                 procs[i] = read_file(m + "/cgroup.procs").count(b"\n")
-            except (OSError, ValueError):
+            except OSError:
                 procs[i] = -1
+            except ValueError:  # a file there holds no number: not a silent zero
+                procs[i] = GARBLED
         return Reading(cpu_s, mem, ooms, throttled, procs)
 
     def read_limits(self, names: list[str]) -> NDArray[np.float32]:

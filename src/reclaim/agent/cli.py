@@ -10,6 +10,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from reclaim.cli_options import number_option
+from reclaim.validation import REPEATS
+
 agent_app = typer.Typer(
     no_args_is_help=True,
     help="Shape live cgroups (or Docker containers) with the simulator's controllers.",
@@ -31,7 +34,8 @@ def run(
         bool, typer.Option("--dry-run", help="Record and print recommendations; change nothing.")
     ] = False,
     periods: Annotated[
-        int | None, typer.Option(help="Stop after this many periods (default: run until killed).")
+        int | None,
+        number_option(REPEATS, help="Stop after this many periods (default: run until killed)."),
     ] = None,
 ) -> None:
     """Every period: read usage, forecast, decide, apply (or only record, with --dry-run)."""

@@ -22,7 +22,7 @@ import os
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.agent.cgroups import GIB, Cgroups
+from reclaim.agent.cgroups import GARBLED, GIB, Cgroups
 from reclaim.agent.config import AgentSettings, Components
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
@@ -95,6 +95,7 @@ class Collector:
         self.throttled = np.zeros(n, bool)
         self.last_ok = np.full(n, np.nan)
         self.stale = np.zeros(n, bool)
+        self.garbled = np.zeros(n, bool)  # usage files there, but holding no number
         self.sampled = np.empty(0, np.int64)  # rows that got a sample at the last read
 
     def resume(
@@ -129,9 +130,11 @@ class Collector:
         readable = procs >= 0
         alive = procs > 0
         was = wl.host >= 0
-        # an unreadable cgroup that still exists is stale, not stopped: it keeps its row
-        for i in np.flatnonzero(was & ~readable):
+        # an unreadable cgroup that still exists is stale, not stopped: it keeps its row; one
+        # whose files hold no number runs too (never a silent zero) and is flagged at once
+        for i in np.flatnonzero((was | (procs == GARBLED)) & ~readable):
             alive[i] = self.cgroups.exists(self.comps.names[i])
+        self.garbled = alive & (procs == GARBLED)
         started = np.flatnonzero(alive & ~was)
         stopped = np.flatnonzero(was & ~alive)
         fresh = started[~np.isfinite(wl.start[started]) | (self.view.count[started] == 0)]
@@ -166,7 +169,7 @@ class Collector:
         self.prev_t = np.where(ok, now, np.nan)
         # stale: running but no good sample for too long (never sampled counts from its start)
         since = np.where(np.isfinite(self.last_ok), self.last_ok, wl.start)
-        self.stale = alive & (now - since > self.settings.stale_s)
+        self.stale = alive & (now - since > self.settings.stale_s) | self.garbled
 
         before = view.component_ooms.astype(np.int64)
         view.component_ooms[:] = np.minimum(np.where(readable, ooms, before), 255)

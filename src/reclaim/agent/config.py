@@ -22,7 +22,6 @@ See docs/agent.md for every key.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,18 @@ from numpy.typing import NDArray
 
 from reclaim.core.types import R
 from reclaim.errors import ReclaimError
+from reclaim.validation import (
+    CORES,
+    GIB,
+    PORT,
+    SAMPLES,
+    SECONDS,
+    SECONDS_OR_ZERO,
+    WEIGHT,
+    Quantity,
+    check_params,
+    read_toml,
+)
 
 
 @dataclass
@@ -96,7 +107,9 @@ class _Reader:
     def fail(self, key: str, problem: str) -> ReclaimError:
         return ReclaimError(f"{self.path}: {self.prefix}{key}: {problem}")
 
-    def get(self, key: str, kind: type, default: Any = ..., positive: bool = False) -> Any:
+    def get(
+        self, key: str, kind: type, default: Any = ..., quantity: Quantity | None = None
+    ) -> Any:
         if key not in self.table:
             if default is ...:
                 raise self.fail(key, "missing")
@@ -106,8 +119,16 @@ class _Reader:
             value = float(value)
         if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
             raise self.fail(key, f"expected {kind.__name__}, got {value!r}")
-        if positive and value <= 0:
-            raise self.fail(key, f"must be positive, got {value!r}")
+        if quantity is not None:
+            try:
+                quantity.check(value, key)
+            except ReclaimError as problem:
+                raise ReclaimError(f"{self.path}: {self.prefix}{problem}") from None
+        if key.endswith("_params"):
+            try:
+                check_params(value, key)
+            except ReclaimError as problem:
+                raise ReclaimError(f"{self.path}: {self.prefix}{problem}") from None
         return value
 
     def unknown(self, known: set[str]) -> None:
@@ -145,12 +166,7 @@ _COMPONENT_KEYS = {"name", "app", "role", "cpu", "mem_gib"}
 def load_settings(path: Path | str) -> AgentSettings:
     """Read and check an agent config; every mistake is one line naming the file and key."""
     path = Path(path)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ReclaimError(f"{path}: no such config file") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ReclaimError(f"{path}: not valid TOML: {err}") from None
+    doc = read_toml(path)
     top = _Reader(path, doc, "")
     top.unknown({"agent", "component"})
     a = _Reader(path, top.get("agent", dict), "agent.")
@@ -164,37 +180,40 @@ def load_settings(path: Path | str) -> AgentSettings:
     version = a.get("cgroup_version", int, None)
     if version not in (None, 1, 2):
         raise a.fail("cgroup_version", f"expected 1 or 2, got {version!r}")
-    k1, k2 = a.get("k1", float, 0.05), a.get("k2", float, 3.0)
-    if k1 < 0 or k2 < 0:
-        raise a.fail("k1" if k1 < 0 else "k2", "must not be negative")
-    port = a.get("metrics_port", int, 0)
-    if not 0 <= port < 65536:
-        raise a.fail("metrics_port", f"expected 0 (off) or a TCP port, got {port}")
+    k1, k2 = a.get("k1", float, 0.05, WEIGHT), a.get("k2", float, 3.0, WEIGHT)
+    port = a.get("metrics_port", int, 0, PORT)
     database = Path(a.get("database", str, "reclaim-agent.db"))
-    return AgentSettings(
+    settings = AgentSettings(
         parent=parent.strip("/"),
         components=_components(path, top.get("component", list)),
         database=database if database.is_absolute() else path.parent / database,
         backend=backend,
         cgroup_root=Path(a.get("cgroup_root", str, "/sys/fs/cgroup")),
         cgroup_version=version,
-        period_s=a.get("period_s", float, 60.0, positive=True),
-        grace_s=max(0.0, a.get("grace_s", float, 600.0)),
-        stale_after_s=a.get("stale_after_s", float, None, positive=True),
-        window=a.get("window", int, 40, positive=True),
-        retention_s=a.get("retention_s", float, 7 * 86400.0, positive=True),
+        period_s=a.get("period_s", float, 60.0, SECONDS),
+        grace_s=a.get("grace_s", float, 600.0, SECONDS_OR_ZERO),
+        stale_after_s=a.get("stale_after_s", float, None, SECONDS),
+        window=a.get("window", int, 40, SAMPLES),
+        retention_s=a.get("retention_s", float, 7 * 86400.0, SECONDS),
         controller=a.get("controller", str, "pessimistic"),
         controller_params=a.get("controller_params", dict, {}),
         forecaster=a.get("forecaster", str, "naive"),
         forecaster_params=a.get("forecaster_params", dict, {}),
         k1=k1,
         k2=k2,
-        host_cpu=a.get("host_cpu", float, None, positive=True),
-        host_mem_gib=a.get("host_mem_gib", float, None, positive=True),
+        host_cpu=a.get("host_cpu", float, None, CORES),
+        host_mem_gib=a.get("host_mem_gib", float, None, GIB),
         metrics_port=port,
         dry_run=a.get("dry_run", bool, False),
         wait_for_cgroups=a.get("wait_for_cgroups", bool, False),
     )
+    from reclaim.agent.loop import build_controller  # imported here: loop imports this module
+
+    try:
+        build_controller(settings)  # names and settings checked before any cgroup is touched
+    except ReclaimError as problem:
+        raise ReclaimError(f"{path}: {problem}") from None
+    return settings
 
 
 def _components(path: Path, entries: list[Any]) -> Components:
@@ -220,7 +239,7 @@ def _components(path: Path, entries: list[Any]) -> Components:
         names.append(name)
         app.append(apps.index(application))
         core.append(role == "core")
-        request.append([c.get("cpu", float, positive=True), c.get("mem_gib", float, positive=True)])
+        request.append([c.get("cpu", float, quantity=CORES), c.get("mem_gib", float, quantity=GIB)])
     return Components(
         names=names,
         apps=apps,

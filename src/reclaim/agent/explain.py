@@ -80,6 +80,7 @@ def status_table(store: Store) -> Table:
         table.add_column(f"{col} GiB", justify="right")
     table.add_column("cpu limit", justify="right")
     table.add_column("updated")
+    table.add_column("note")
     for r in store.latest_decisions():
         if r["t"] is None:
             table.add_row(r["name"], r["app"], "core" if r["core"] else "elastic", "not seen")
@@ -98,5 +99,7 @@ def status_table(store: Store) -> Table:
             _num(slack),
             _num(r["limit_cpu"]),
             _when(r["t"]),
+            # a fail safe says why the numbers are not the controller's (never a silent zero)
+            r["reason"] if str(r["reason"]).startswith("fail safe") else "",
         )
     return table

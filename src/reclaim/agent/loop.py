@@ -40,6 +40,7 @@ from reclaim.core.control import control_step, forecast_usage
 from reclaim.core.engine import Engine
 from reclaim.core.types import CPU, Decisions, R, Status
 from reclaim.core.view import Actuator
+from reclaim.errors import ReclaimError
 from reclaim.sim.run import RunSettings, build_policies
 
 log = logging.getLogger("reclaim.agent")
@@ -56,13 +57,17 @@ def build_controller(settings: AgentSettings):
         forecaster=settings.forecaster,
         forecaster_params=settings.forecaster_params,
     )
-    controller, forecaster = build_policies(run)
-    takes = _param_names(controller)
-    defaults = {"k1": settings.k1, "k2": settings.k2, "grace_s": settings.grace_s}
-    extra = {k: v for k, v in defaults.items() if k in takes and k not in run.controller_params}
-    if extra:
-        run.controller_params.update(extra)
+    try:
         controller, forecaster = build_policies(run)
+        takes = _param_names(controller)
+        defaults = {"k1": settings.k1, "k2": settings.k2, "grace_s": settings.grace_s}
+        extra = {k: v for k, v in defaults.items() if k in takes and k not in run.controller_params}
+        if extra:
+            run.controller_params.update(extra)
+            controller, forecaster = build_policies(run)
+    except (TypeError, ValueError) as err:
+        # an unknown or ill-typed setting: refused before the agent touches a cgroup
+        raise ReclaimError(f"agent.controller_params / forecaster_params: {err}") from None
     return controller, forecaster
 
 
@@ -170,7 +175,10 @@ class Agent:
         s, comps, store = self.settings, self.settings.components, self.store
         now = self.clock.now()
         t0 = time.perf_counter()
+        was_garbled = self.collector.garbled.copy()
         started, stopped = self.collector.observe(now)
+        for i in np.flatnonzero(self.collector.garbled & ~was_garbled):
+            self._event(now, i, "fail-safe", "usage files hold no number: kept at its reservation")
         view = self.collector.view
         wl = view.workloads
         for i in started:
@@ -296,6 +304,8 @@ class Agent:
             if fail is not None
             else f"fail safe: no usage read for over {s.stale_s:g} s: reservation"
         )
+        garbled = self.collector.garbled[rows] & (fail is None)
+        reason[garbled] = "fail safe: usage files hold no number: reservation"
 
         buffer = self.k1 * request + self.k2 * np.where(np.isfinite(std), std, 0.0)
         floor = np.minimum(wl.used[rows] + buffer, current)

@@ -57,9 +57,19 @@ def on_ray(runs: list[Run], address: str | None = None) -> Finished:
         ) from None
     started = not ray.is_initialized()
     if started:
-        ray.init(
-            address=address, include_dashboard=False, log_to_driver=False, logging_level="WARNING"
-        )
+        try:
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level="WARNING",
+            )
+        except Exception as err:  # Ray raises many kinds (ConnectionError, RuntimeError, ...)
+            problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            where = f"at {address}" if address else "on this machine"
+            raise ReclaimError(
+                f"--backend ray: Ray could not start {where} ({problem}); try --backend local"
+            ) from None
     task = ray.remote(num_cpus=1, max_retries=0)(execute)
     pending = {task.remote(run): run for run in runs}
     try:

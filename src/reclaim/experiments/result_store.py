@@ -27,6 +27,7 @@ import polars as pl
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.spec import ExperimentSpec, Run
+from reclaim.validation import read_json_object
 
 SUMMARY_FILE = "summary.json"
 
@@ -46,12 +47,17 @@ class ResultStore:
         }
         meta_file = self.root / "experiment.json"
         if meta_file.is_file():
-            held = json.loads(meta_file.read_text())
+            held = read_json_object(meta_file)
             if (held.get("name"), held.get("scale")) != (spec.name, scale):
                 raise ReclaimError(
                     f"{self.root} holds experiment {held.get('name')!r} at scale "
                     f"{held.get('scale')!r}, not {spec.name!r} at {scale!r}; choose another -o"
                 )
+        elif self.root.is_dir() and (foreign := _foreign(self.root)):
+            raise ReclaimError(
+                f"{self.root} holds {foreign!r}, which no result store holds (a trace store? "
+                "another tool's output?); choose another -o"
+            )
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         _replace_text(meta_file, json.dumps(meta, indent=2) + "\n")
         _replace_text(self.root / "spec.toml", spec.text)
@@ -124,6 +130,22 @@ class ResultStore:
                 | {"wall_s": doc["stats"]["wall_s"]}
             )
         return self._rows[run.run_id]
+
+
+#: What a result store's folder holds (and ``reclaim report`` adds); dot-files are its own.
+STORE_ENTRIES = ("spec.toml", "experiment.json", "runs", "runs.parquet", "report")
+
+
+def _foreign(root: Path) -> str | None:
+    """The first entry of ``root`` that no result store holds (None: it may become one)."""
+    return next(
+        (
+            p.name
+            for p in sorted(root.iterdir())
+            if not p.name.startswith(".") and p.name not in STORE_ENTRIES
+        ),
+        None,
+    )
 
 
 def _replace_text(path: Path, text: str) -> None:

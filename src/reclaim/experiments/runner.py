@@ -6,6 +6,8 @@ saved as each finishes, runs.parquet being rewritten after every one.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +39,13 @@ def run_experiment(
     jobs: int | None = None,
     address: str | None = None,
     console: Console | None = None,
+    confirm: Callable[[int, str], None] | None = None,
 ) -> Outcome:
     """Execute the runs of ``spec`` at ``scale`` missing from ``out`` (default
-    results/<name>-<scale>) and return the table of all of them."""
+    results/<name>-<scale>) and return the table of all of them.
+
+    Before the first run, the count and an estimated time are printed, and ``confirm(runs to
+    do, estimate)`` may stop a big ask by raising."""
     check(backend, jobs)
     scale = spec.scale(scale).name
     runs = spec.runs(scale)
@@ -49,6 +55,14 @@ def run_experiment(
     todo = [run for run in runs if not store.is_done(run)]
     resumed = len(runs) - len(todo)
     table = store.write_table(runs)
+    estimate = _estimate(table, spec.scale(scale), len(todo), jobs)
+    if console is not None:
+        console.print(
+            f"{spec.name}: {len(runs):,} runs at scale {scale!r}, {len(todo):,} to run: {estimate}",
+            highlight=False,
+        )
+    if confirm is not None and todo:
+        confirm(len(todo), estimate)
     with count_progress("runs  {task.fields[last]}", console) as progress:
         bar = progress.add_task(spec.name, total=len(runs), completed=resumed, last="")
         for line in unreadable:
@@ -67,3 +81,28 @@ def run_experiment(
             table = store.write_table(runs)
             progress.update(bar, advance=1, last=f"done: {run.label} seed {run.seed}")
     return Outcome(out, scale, len(runs), resumed, table)
+
+
+#: Applications a shaping run simulates per second on one core, for the estimate before a
+#: sweep has timed a run of its own (measured: 40 to 400 applications, 10 to 30 per second).
+APPS_PER_S = 20.0
+
+
+def _estimate(table: pl.DataFrame, scale, todo: int, jobs: int | None) -> str:
+    """The time ``todo`` runs should take: the mean wall time of the runs already done, else
+    one run's applications at APPS_PER_S; spread over the worker processes."""
+    workers = max(1, min(jobs or os.cpu_count() or 1, todo or 1))
+    if "wall_s" in table.columns and table["wall_s"].drop_nulls().len():
+        per_run, basis = float(table["wall_s"].drop_nulls().mean()), "runs done"
+    elif isinstance(getattr(scale, "apps", None), int):
+        per_run, basis = scale.apps / APPS_PER_S, f"{APPS_PER_S:g} applications/s"
+    else:
+        return "time unknown until a run has finished"
+    return f"about {_duration(per_run * todo / workers)} on {workers} worker(s) (from {basis})"
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.0f} s"

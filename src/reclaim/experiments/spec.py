@@ -75,6 +75,19 @@ from reclaim.placement import build_placer
 from reclaim.sim.run import RunSettings
 from reclaim.sim.simulator import SimRules
 from reclaim.traces.store import load_store, sample_path
+from reclaim.validation import (
+    APPS,
+    DAYS,
+    GRID_CELLS,
+    PAPER_WORLD,
+    PROBABILITY,
+    SAMPLES,
+    SEED,
+    WORKLOAD,
+    Quantity,
+    check_params,
+    read_text,
+)
 from reclaim.workload.builder import (
     WorkloadSpec,
     default_pairing_store,
@@ -321,7 +334,7 @@ def load_spec(ref: str | Path) -> ExperimentSpec:
                 f"no experiment spec {str(ref)!r}: no such file or shipped spec ({names})"
             )
         path = shipped
-    return parse_spec(path.read_text(), path)
+    return parse_spec(read_text(path), path)
 
 
 def shipped_specs() -> list[ExperimentSpec]:
@@ -359,14 +372,14 @@ def parse_spec(text: str, path: Path) -> ExperimentSpec:
     err.keys(cluster, ("placement", "forecast_window", "horizon_days", "rules"), "[cluster]")
     defaults = {
         "placement": err.placement(cluster.get("placement", "best-fit"), "cluster.placement"),
-        "forecast_window": err.number(
-            cluster.get("forecast_window", 40), "cluster.forecast_window", integer=True
+        "forecast_window": err.quantity(
+            cluster.get("forecast_window", 40), "cluster.forecast_window", SAMPLES
         ),
         "horizon_days": cluster.get("horizon_days"),
         "rules": err.rules(cluster.get("rules", {}), "cluster.rules"),
     }
     if defaults["horizon_days"] is not None:
-        err.positive(defaults["horizon_days"], "cluster.horizon_days")
+        err.quantity(defaults["horizon_days"], "cluster.horizon_days", DAYS)
 
     scales = err.typed(doc.get("scale"), dict, "[scale.NAME]")
     if not scales:
@@ -395,17 +408,11 @@ def _workload(table: Any, where: str, err: SpecErrors) -> SpecWorkload:
         err.keys(wl, ("source", "jobs", "shapes", "pairing", *sorted(PAPER_FIELDS)), f"[{where}]")
         jobs = err.typed(wl.get("jobs", SAMPLE_PREFIX + "google2011-jobs"), str, f"{where}.jobs")
         settings: dict[str, Any] = {"source": source, "jobs": jobs}
-        defaults = asdict(PaperWorldSpec())
         for key in sorted(PAPER_FIELDS & set(wl)):
-            default = defaults[key]
-            if isinstance(default, bool | str):
-                settings[key] = err.typed(wl[key], type(default), f"{where}.{key}")
-            elif default is None:
-                settings[key] = err.positive(wl[key], f"{where}.{key}")
-            else:
-                settings[key] = err.positive(
-                    wl[key], f"{where}.{key}", integer=isinstance(default, int)
-                )
+            if key in PAPER_WORLD:
+                settings[key] = err.quantity(wl[key], f"{where}.{key}", PAPER_WORLD[key])
+            else:  # usage: a name
+                settings[key] = err.typed(wl[key], str, f"{where}.{key}")
         try:
             PaperWorldSpec(**{k: v for k, v in settings.items() if k in PAPER_FIELDS}).check()
         except ReclaimError as problem:
@@ -442,10 +449,14 @@ def _workload(table: Any, where: str, err: SpecErrors) -> SpecWorkload:
     workload: dict[str, Any] = {"jobs": jobs, "shapes": list(shapes)}
     if pairing is not None:
         workload["pairing"] = pairing
-    for key, kind in WORKLOAD_FIELDS.items():
+    for key in WORKLOAD_FIELDS:
         if key in wl:
-            workload[key] = err.number(wl[key], f"{where}.{key}", integer=kind == "int")
-    days = err.positive(wl.get("arrival_days_per_150k", 90.0), f"{where}.arrival_days_per_150k")
+            workload[key] = err.quantity(wl[key], f"{where}.{key}", WORKLOAD[key])
+    days = err.quantity(
+        wl.get("arrival_days_per_150k", 90.0),
+        f"{where}.arrival_days_per_150k",
+        WORKLOAD["arrival_days_per_150k"],
+    )
     return SpecWorkload(workload, stores, days)
 
 
@@ -465,9 +476,7 @@ def _scale(name: str, table: Any, err: SpecErrors) -> Scale:
     for key in ("apps", "hosts", "seeds"):
         if key not in table:
             err.fail(f"{where}.{key}", "missing")
-    apps = err.number(table["apps"], f"{where}.apps", integer=True)
-    if apps < 1:
-        err.fail(f"{where}.apps", "must be at least 1")
+    apps = err.quantity(table["apps"], f"{where}.apps", APPS)
     hosts = err.typed(table["hosts"], str, f"{where}.hosts")
     try:
         HostTable.parse(hosts)
@@ -512,7 +521,11 @@ def _expand(
         "rules": defaults["rules"] | err.rules(group.get("rules", {}), f"{where}.rules"),
     }
     if "horizon_days" in group:
-        world["horizon_days"] = err.positive(group["horizon_days"], f"{where}.horizon_days")
+        world["horizon_days"] = err.quantity(group["horizon_days"], f"{where}.horizon_days", DAYS)
+    # counted before any cell is built: a huge grid would otherwise check cells for hours
+    size = math.prod(len(values) for _, values in axes)
+    if not GRID_CELLS.accepts(size):
+        err.fail(where, f"the grid has {size:,} cells; at most {GRID_CELLS.le:,} are run")
     cells = []
     for values in itertools.product(*(v for _, v in axes)):
         cell: dict[str, Any] = {"controller_params": {}, "forecaster_params": {}}
@@ -535,9 +548,7 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
     coverage = cell.get("coverage")
     slug = [f"{k}={_short(v)}" for k, v in (cp | fp).items()]
     if coverage is not None:
-        coverage = err.number(coverage, f"{where}.coverage")
-        if not 0.0 < coverage < 1.0:
-            err.fail(f"{where}.coverage", f"must lie in (0, 1), got {coverage}")
+        coverage = err.quantity(coverage, f"{where}.coverage", PROBABILITY)
         if "k2" in cp or "coverage" in fp:
             err.fail(f"{where}.coverage", "sets k2 and the forecaster's coverage; give one")
         if forecaster is None or "coverage" not in settings_of("forecaster", forecaster):
@@ -561,7 +572,7 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         controller_params=cp,
         forecaster=forecaster,
         forecaster_params=fp,
-        forecast_window=err.number(window, f"{where}.forecast_window", integer=True),
+        forecast_window=err.quantity(window, f"{where}.forecast_window", SAMPLES),
         placement=err.placement(placement, f"{where}.placement"),
         horizon_s=None if horizon is None else horizon * 86400.0,
         rules=cell.get("rules", {}),
@@ -636,19 +647,19 @@ class SpecErrors:
             self.fail(key, f"expected {'a whole number' if integer else 'a number'}, got {value!r}")
         return value if integer else float(value)
 
-    def positive(self, value: Any, key: str, integer: bool = False) -> Any:
-        """A finite number above zero."""
-        number = self.number(value, key, integer)
-        if not math.isfinite(number) or number <= 0:
-            self.fail(key, f"must be a finite number above 0, got {value!r}")
-        return number
-
     def rules(self, value: Any, key: str) -> dict[str, bool]:
         """A table of SimRules settings (true or false each)."""
         table = self.typed(value, dict, key)
         known = tuple(f.name for f in fields(SimRules))
         self.keys(table, known, key)
         return {k: self.typed(v, bool, f"{key}.{k}") for k, v in table.items()}
+
+    def quantity(self, value: Any, key: str, quantity: Quantity) -> Any:
+        """``value`` checked against its declaration in :mod:`reclaim.validation`."""
+        try:
+            return quantity.check(value, key)
+        except ReclaimError as problem:
+            raise ReclaimError(f"{self.path}: {problem}") from None
 
     def head(self, doc: dict, text: str) -> dict[str, Any]:
         """The fields every kind of spec starts with (:class:`ScaledSpec`'s but the scales): its
@@ -662,7 +673,7 @@ class SpecErrors:
 
     def seeds(self, value: Any, key: str) -> tuple[int, ...]:
         """A non-empty list of distinct whole numbers."""
-        seeds = [self.number(s, key, integer=True) for s in self.typed(value, list, key)]
+        seeds = [self.quantity(s, key, SEED) for s in self.typed(value, list, key)]
         if not seeds or len(set(seeds)) != len(seeds):
             self.fail(key, "expected a non-empty list of distinct whole numbers")
         return tuple(seeds)
@@ -693,6 +704,10 @@ class SpecErrors:
                 self.typed(value, type(default), f"{key}.{param}")
             elif isinstance(default, int | float):
                 self.number(value, f"{key}.{param}", integer=isinstance(default, int))
+        try:
+            check_params(params, key)
+        except ReclaimError as problem:
+            raise ReclaimError(f"{self.path}: {problem}") from None
         try:
             return registry.build(kind, name, **params)
         except (TypeError, ValueError, ReclaimError) as problem:

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from reclaim.cli_options import output_option
+from reclaim.cli_options import number_option, output_option
+from reclaim.validation import SEED, Quantity
 
 lifetime_app = typer.Typer(
     no_args_is_help=True, help="VM lifetimes: the GBDT model of remaining lifetime (LAVA)."
@@ -27,12 +28,18 @@ def lifetime_eval(
         str | None, typer.Option(help="Only this VM family (pool), e.g. CN or HN.")
     ] = None,
     train_fraction: Annotated[
-        float, typer.Option(min=0.05, max=0.95, help="Share of arrivals that train the model.")
+        float,
+        number_option(
+            Quantity("share", ge=0.05, le=0.95), help="Share of arrivals that train the model."
+        ),
     ] = 0.6,
     threshold_days: Annotated[
-        float, typer.Option(min=0.01, help="Long-lived above this many days (paper: 7).")
+        float,
+        number_option(
+            Quantity("days", ge=0.01, le=36_500), help="Long-lived above this many days (paper: 7)."
+        ),
     ] = 7.0,
-    seed: Annotated[int, typer.Option(help="Model seed.")] = 0,
+    seed: Annotated[int, number_option(SEED, help="Model seed.")] = 0,
     output: Annotated[Path, output_option("Directory for the plots.")] = Path("results/lifetime"),
 ) -> None:
     """Train on the first arrivals, test on the later ones: precision and recall of "lives beyond

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from reclaim.cli_options import output_option, report_console
+from reclaim.cli_options import number_option, output_option, report_console
+from reclaim.validation import SEED, Quantity, count
 
 live_app = typer.Typer(
     no_args_is_help=True,
@@ -22,22 +23,38 @@ def run(
         Path,
         output_option("Results directory (resumes what is missing)."),
     ] = Path("results/live"),
-    apps: Annotated[int, typer.Option(min=1, help="Applications (the paper: 100).")] = 100,
-    seed: Annotated[int, typer.Option(help="Seed of the workload sampler.")] = 0,
+    apps: Annotated[
+        int, number_option(count("applications", 100_000), help="Applications (the paper: 100).")
+    ] = 100,
+    seed: Annotated[int, number_option(SEED, help="Seed of the workload sampler.")] = 0,
     modes: Annotated[
         str, typer.Option(help="Modes to run, comma-separated: reservation, shaped.")
     ] = "reservation,shaped",
     time_factor: Annotated[
-        float, typer.Option(min=1.0, help="Trace seconds per wall second.")
+        float,
+        number_option(
+            Quantity("trace seconds per wall second", ge=1, le=1e6),
+            help="Trace seconds per wall second.",
+        ),
     ] = 20.0,
     cores: Annotated[
-        float, typer.Option(min=0.05, help="Cores the 8-core host becomes here.")
+        float,
+        number_option(
+            Quantity("cores", ge=0.05, le=65_536), help="Cores the 8-core host becomes here."
+        ),
     ] = 1.6,
     mem_gib: Annotated[
-        float, typer.Option(min=0.25, help="GiB the 64 GB host becomes here.")
+        float,
+        number_option(
+            Quantity("GiB", ge=0.25, le=float(1 << 20)), help="GiB the 64 GB host becomes here."
+        ),
     ] = 8.0,
     sim_seeds: Annotated[
-        int, typer.Option(min=0, help="Workloads the simulator replays beside the live one.")
+        int,
+        number_option(
+            count("workloads", 1_000_000, least=0),
+            help="Workloads the simulator replays beside the live one.",
+        ),
     ] = 10,
     parent: Annotated[
         str, typer.Option(help="Parent cgroup of the run (created, and removed after).")

@@ -32,6 +32,7 @@ from reclaim.placement._kernels import (
     fits_nowhere,
     run_starts,
 )
+from reclaim.validation import PLACER_WEIGHT
 
 #: Allocations are sums of float32 requests; a host fits when short by less than this.
 FIT_TOLERANCE = 1e-6
@@ -475,5 +476,9 @@ def build_placer(spec: str) -> Placer:
     entries = []
     for part in spec.replace(">", ",").replace("+", ",").split(","):
         name, _, weight = part.strip().partition(":")
-        entries.append({"name": name, "weight": float(weight) if weight else 1.0})
+        try:
+            value = float(weight) if weight else 1.0
+        except ValueError:
+            value = weight
+        entries.append({"name": name, "weight": PLACER_WEIGHT.check(value, f"{name} weight")})
     return Placer.from_config(entries, combine)

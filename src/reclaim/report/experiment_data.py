@@ -9,7 +9,7 @@ still a store: everything here works on the runs that finished.
 
 from __future__ import annotations
 
-import json
+import importlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +18,9 @@ from pathlib import Path
 import polars as pl
 
 from reclaim.errors import ReclaimError
+from reclaim.experiments.spec import KINDS, SHAPING_COLUMNS
 from reclaim.metrics.intervals import Interval, t_half_width
+from reclaim.validation import read_json_object
 
 BASELINE = "reservation"
 #: What identifies a cell: runs that differ only in their seed.
@@ -104,7 +106,7 @@ class ResultStore:
         for run_id in run_ids:
             path = self.root / "runs" / run_id / f"{table}.parquet"
             if path.exists():
-                frames.append(pl.read_parquet(path).with_columns(run_id=pl.lit(run_id)))
+                frames.append(_read_table(path).with_columns(run_id=pl.lit(run_id)))
         return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
@@ -115,16 +117,17 @@ def read_store(root: Path, required: list[str]) -> tuple[pl.DataFrame, dict, int
     path = root / "runs.parquet"
     if not path.exists():
         raise ReclaimError(f"{root}: no runs.parquet (not a result store, or no run finished yet)")
-    try:
-        runs = pl.read_parquet(path)
-    except (OSError, pl.exceptions.PolarsError) as err:
-        raise ReclaimError(f"{path}: unreadable ({str(err).splitlines()[0]})") from None
+    runs = _read_table(path)
     missing = [c for c in required if c not in runs.columns]
     if missing:
         raise ReclaimError(f"{path}: missing column(s) {', '.join(missing)}")
     if runs.is_empty():
         raise ReclaimError(f"{path}: no finished run yet")
     meta = experiment_meta(root)
+    names = _name_columns(meta.get("kind"))
+    for column, dtype in runs.schema.items():
+        if column not in names and not (dtype.is_numeric() or dtype == pl.Null):
+            raise ReclaimError(f"{path}: column {column!r} holds {dtype} where numbers are due")
     runs = runs.with_columns(
         [pl.lit(None, pl.String).alias(c) for c in ("experiment", "scale") if c not in runs.columns]
     ).with_columns(
@@ -139,10 +142,26 @@ def read_store(root: Path, required: list[str]) -> tuple[pl.DataFrame, dict, int
 def experiment_meta(root: Path) -> dict:
     """``experiment.json`` of a result store ({} if absent)."""
     meta_path = root / "experiment.json"
+    return read_json_object(meta_path) if meta_path.exists() else {}
+
+
+def _read_table(path: Path) -> pl.DataFrame:
+    """A Parquet table of a result store; a truncated or foreign file is one line naming it."""
     try:
-        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    except json.JSONDecodeError as err:
-        raise ReclaimError(f"{meta_path}: not JSON ({err})") from None
+        return pl.read_parquet(path)
+    except (OSError, pl.exceptions.PolarsError, pl.exceptions.PanicException) as err:
+        problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ReclaimError(f"{path}: unreadable ({problem}); rerun the experiment") from None
+
+
+def _name_columns(kind: object) -> set[str]:
+    """Columns of runs.parquet that hold names for an experiment of ``kind``: the string
+    columns the run kind writes (every other column holds numbers)."""
+    columns = dict(SHAPING_COLUMNS)
+    if isinstance(kind, str) and kind in KINDS:
+        module = importlib.import_module(KINDS[kind].partition(":")[0])
+        columns |= getattr(module, "COLUMNS", {})
+    return {c for c, dtype in columns.items() if dtype == pl.String}
 
 
 def load_results(root: Path) -> ResultStore:

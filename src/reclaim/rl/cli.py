@@ -15,11 +15,26 @@ from reclaim.cli_options import (
     UsageStores,
     chart_file,
     csv_list,
+    number_option,
     output_option,
     parse_loads,
     usage_stores,
 )
 from reclaim.errors import ReclaimError
+from reclaim.validation import (
+    ITERATIONS,
+    LEARNING_RATE,
+    LOAD_PERCENT,
+    MACHINES,
+    REPEATS,
+    SEED,
+    UNITS,
+    UNITS_OR_NONE,
+    WEIGHT,
+    WORKERS,
+    WORKLOADS,
+    count,
+)
 
 console = Console(stderr=True)
 
@@ -28,16 +43,17 @@ ResultsDir = Annotated[Path, output_option("Directory for Parquet results and ch
 PolicyDir = Annotated[Path, output_option("Directory for checkpoint.pt and policy.npz.")]
 Background = Annotated[
     int,
-    typer.Option(
-        min=0,
+    number_option(
+        UNITS_OR_NONE,
         help="Noise: every machine runs an unknown background process of 0..N units per "
         "resource, uniform per step (the paper's Table 2).",
     ),
 ]
 Jitter = Annotated[
     int,
-    typer.Option(
-        min=0, help="Noise: every workload's usage moved by up to N units per step (Table 2)."
+    number_option(
+        UNITS_OR_NONE,
+        help="Noise: every workload's usage moved by up to N units per step (Table 2).",
     ),
 ]
 
@@ -55,15 +71,15 @@ def place_eval(
             help="Placers, comma-separated; 'name@current' or 'name@peak' sets what it sees."
         ),
     ] = "best-fit,first-fit,tetris,corp-packing",
-    sequences: Annotated[int, typer.Option(min=1, help="Workload sequences per load.")] = 5,
-    jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
-    machines: Annotated[int, typer.Option(min=1, help="Machines in the cluster.")] = 10,
-    units: Annotated[int, typer.Option(min=1, help="Units of each resource per machine.")] = 8,
+    sequences: Annotated[int, number_option(REPEATS, help="Workload sequences per load.")] = 5,
+    jobs: Annotated[int, number_option(WORKLOADS, help="Workloads per sequence.")] = 200,
+    machines: Annotated[int, number_option(MACHINES, help="Machines in the cluster.")] = 10,
+    units: Annotated[int, number_option(UNITS, help="Units of each resource per machine.")] = 8,
     max_units: Annotated[
-        int, typer.Option(min=1, help="Units a workload's usage is scaled to at most.")
+        int, number_option(UNITS, help="Units a workload's usage is scaled to at most.")
     ] = 6,
     scale: Scale = "auto",
-    seed: Annotated[int, typer.Option(help="Seed of the sequences.")] = 0,
+    seed: Annotated[int, number_option(SEED, help="Seed of the sequences.")] = 0,
     background: Background = 0,
     jitter: Jitter = 0,
     output: ResultsDir = Path("results/place"),
@@ -105,28 +121,34 @@ Classes = Annotated[
 ]
 
 
-TrainingLoad = Annotated[float, typer.Option(min=1, max=100, help="Average cluster load in %.")]
+TrainingLoad = Annotated[float, number_option(LOAD_PERCENT, help="Average cluster load in %.")]
 
 
 @rl_app.command("train")
 def rl_train(
     store: UsageStores = None,
     load: TrainingLoad = 50,
-    jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode.")] = 200,
-    iterations: Annotated[int, typer.Option(min=1, help="Policy updates.")] = 2000,
-    trajectories: Annotated[int, typer.Option(min=1, help="Episodes per update.")] = 20,
-    sequences: Annotated[int, typer.Option(min=1, help="Training sequences.")] = 100,
-    lr: Annotated[float, typer.Option(help="Adam's learning rate.")] = 1e-3,
-    seed: Annotated[int, typer.Option(help="Seed of the network, sequences and sampling.")] = 0,
-    checkpoint_every: Annotated[int, typer.Option(min=1, help="Iterations per checkpoint.")] = 10,
+    jobs: Annotated[int, number_option(WORKLOADS, help="Workloads per episode.")] = 200,
+    iterations: Annotated[int, number_option(ITERATIONS, help="Policy updates.")] = 2000,
+    trajectories: Annotated[int, number_option(REPEATS, help="Episodes per update.")] = 20,
+    sequences: Annotated[int, number_option(REPEATS, help="Training sequences.")] = 100,
+    lr: Annotated[float, number_option(LEARNING_RATE, help="Adam's learning rate.")] = 1e-3,
+    seed: Annotated[
+        int, number_option(SEED, help="Seed of the network, sequences and sampling.")
+    ] = 0,
+    checkpoint_every: Annotated[
+        int, number_option(ITERATIONS, help="Iterations per checkpoint.")
+    ] = 10,
     resume: Annotated[bool, typer.Option(help="Continue from the output's checkpoint.")] = False,
     agent: Annotated[
         str, typer.Option(help="tvw-rl (placement) or deeprm (DeepRM's job selection).")
     ] = "tvw-rl",
-    k_c: Annotated[float, typer.Option(help="TVW-RL contention weight K_c.")] = 0.1,
-    k_u: Annotated[float, typer.Option(help="TVW-RL under-utilisation exponent K_u.")] = 3.0,
-    k_o: Annotated[float, typer.Option(help="TVW-RL overshoot penalty K_o.")] = 30000.0,
-    k_w: Annotated[float, typer.Option(help="TVW-RL wait weight K_w.")] = 50.0,
+    k_c: Annotated[float, number_option(WEIGHT, help="TVW-RL contention weight K_c.")] = 0.1,
+    k_u: Annotated[
+        float, number_option(WEIGHT, help="TVW-RL under-utilisation exponent K_u.")
+    ] = 3.0,
+    k_o: Annotated[float, number_option(WEIGHT, help="TVW-RL overshoot penalty K_o.")] = 30000.0,
+    k_w: Annotated[float, number_option(WEIGHT, help="TVW-RL wait weight K_w.")] = 50.0,
     classes: Classes = "none",
     scale: Scale = "auto",
     background: Background = 0,
@@ -181,7 +203,7 @@ def rl_retrain(
     ] = None,
     iterations: Annotated[
         int | None,
-        typer.Option(min=1, help="Iterations to run (default: as many as the policy ran)."),
+        number_option(ITERATIONS, help="Iterations to run (default: as many as the policy ran)."),
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue from the output's checkpoint.")] = False,
     output: PolicyDir = Path("results/rl-retrain"),
@@ -280,9 +302,9 @@ def rl_eval(
     deeprm: Annotated[
         Path | None, typer.Option(help="DeepRM policy.npz (default: the shipped one).")
     ] = None,
-    sequences: Annotated[int, typer.Option(min=1, help="Workload sequences per load.")] = 3,
-    jobs: Annotated[int, typer.Option(min=1, help="Workloads per sequence.")] = 200,
-    seed: Annotated[int, typer.Option(help="Seed of the test sequences.")] = 1000,
+    sequences: Annotated[int, number_option(REPEATS, help="Workload sequences per load.")] = 3,
+    jobs: Annotated[int, number_option(WORKLOADS, help="Workloads per sequence.")] = 200,
+    seed: Annotated[int, number_option(SEED, help="Seed of the test sequences.")] = 1000,
     classes: Classes = "none",
     background: Background = 0,
     jitter: Jitter = 0,
@@ -344,14 +366,19 @@ def rl_eval(
 def rl_ablate(
     store: UsageStores = None,
     load: TrainingLoad = 50,
-    jobs: Annotated[int, typer.Option(min=1, help="Workloads per episode and sequence.")] = 200,
-    iterations: Annotated[int, typer.Option(min=1, help="Policy updates per setting.")] = 2000,
+    jobs: Annotated[
+        int, number_option(WORKLOADS, help="Workloads per episode and sequence.")
+    ] = 200,
+    iterations: Annotated[
+        int, number_option(ITERATIONS, help="Policy updates per setting.")
+    ] = 2000,
     seed: Annotated[
-        int, typer.Option(help="Seed of the training (the test sequences' is rl eval's, 1000).")
+        int,
+        number_option(SEED, help="Seed of the training (the test sequences' is rl eval's, 1000)."),
     ] = 0,
-    sequences: Annotated[int, typer.Option(min=1, help="Test sequences per setting.")] = 3,
+    sequences: Annotated[int, number_option(REPEATS, help="Test sequences per setting.")] = 3,
     workers: Annotated[
-        int, typer.Option(min=1, help="Settings trained at once, one process each.")
+        int, number_option(WORKERS, help="Settings trained at once, one process each.")
     ] = 1,
     only: Annotated[
         str | None, typer.Option(help="Axes to vary, comma-separated: k_u, k_o, k_c (default all).")
@@ -386,11 +413,15 @@ def rl_ablate(
 @rl_app.command("classes")
 def rl_classes(
     store: UsageStores = None,
-    records: Annotated[int, typer.Option(min=4, help="Records per store.")] = 120,
-    steps: Annotated[int, typer.Option(min=8, help="Steps of each record used.")] = 288,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and the clusterings.")] = 0,
+    records: Annotated[
+        int, number_option(count("records", 10_000_000, least=4), help="Records per store.")
+    ] = 120,
+    steps: Annotated[
+        int, number_option(count("steps", 10_000_000, least=8), help="Steps of each record used.")
+    ] = 288,
+    seed: Annotated[int, number_option(SEED, help="Seed of the sample and the clusterings.")] = 0,
     initialisations: Annotated[
-        int, typer.Option(min=1, help="Clusterings per k; the best is kept (paper: 50).")
+        int, number_option(REPEATS, help="Clusterings per k; the best is kept (paper: 50).")
     ] = 50,
     scale: Scale = "auto",
 ) -> None:

@@ -84,9 +84,13 @@ class LinearPolicy:
             with np.load(path) as z:
                 arrays = {k: z[k].astype(np.float32) for k in WEIGHTS}
                 settings = json.loads(str(z["settings"]))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-            # a truncated or foreign file: say which, not how numpy failed to read it
-            raise ReclaimError(f"{path}: not a policy saved by reclaim rl train ({err})") from err
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            # a truncated, empty or foreign file: say which, not how numpy failed to read it
+            # (EOFError too: the command line would print only "Aborted.")
+            problem = str(err) or type(err).__name__
+            raise ReclaimError(
+                f"{path}: not a policy saved by reclaim rl train ({problem})"
+            ) from None
         return cls(**arrays, settings=settings)
 
 

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from reclaim import registry
 from reclaim.errors import TraceError
+from reclaim.traces.plausible import check_units
 from reclaim.traces.readers.base import TraceReader
 from reclaim.traces.schema import META_FILE
 from reclaim.traces.sources import sha256
@@ -62,7 +63,9 @@ def import_trace(fmt: str, src: str | Path, out: str | Path, force: bool = False
                 n for reasons in writer.filtered.counts.values() for n in reasons.values()
             )
             problem = f"no row kept ({dropped:,} filtered)" if dropped else "holds no rows"
-            raise TraceError(src, f"{problem}: nothing imported")
+            raise TraceError(files[0] if len(files) == 1 else src, f"{problem}: nothing imported")
+        where = files[0] if len(files) == 1 else src
+        check_units(staging, where, fmt, reader.units, reader.period_s, reader.time_origin)
         meta = _meta(fmt, reader, src, files, rows, writer.filtered.counts) | writer.meta
         (staging / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         if out.exists():

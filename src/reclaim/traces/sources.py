@@ -28,7 +28,12 @@ from reclaim.traces.validate import RowError, cast_columns
 
 #: Bytes of CSV text parsed per batch.
 BLOCK_BYTES = 1 << 22
+#: The longest first line (a header) a CSV file may have: a "line" this long is binary data.
+MAX_HEADER_BYTES = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The UTF-8 byte-order mark some tools write first; every reader drops it.
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 #: What a damaged compressed stream raises while being read (gzip, zlib, tar).
 STREAM_ERRORS = (EOFError, OSError, zlib.error, tarfile.TarError)
 
@@ -82,7 +87,7 @@ def csv_batches(
     """
     raw = stream if stream is not None else open_binary(Path(name))
     with closing(raw):
-        first = _read_line(raw, name, 1)
+        first = text_line(_read_line(raw, name, 1), name)
         if not first:
             return  # an empty file: no header, no rows (readers refuse or count it)
         names, header_lines = _column_names(first, layout, types, name)
@@ -90,12 +95,16 @@ def csv_batches(
         if not prefix:
             return  # no data rows
         yield from _parse(
-            name, _Stream(raw, prefix, layout.delete), layout, names, header_lines, types
+            name,
+            _Stream(raw, prefix, layout.delete, header_lines + 1),
+            layout,
+            names,
+            header_lines,
+            types,
         )
 
 
 _ARROW_ROW = re.compile(r"Row #(\d+)")
-_ARROW_COLUMN = re.compile(r"CSV column #(\d+)")
 
 
 def _parse(name, source, layout, names, header_lines, types) -> Iterator[pl.DataFrame]:
@@ -134,6 +143,8 @@ def _parse(name, source, layout, names, header_lines, types) -> Iterator[pl.Data
                 df = pl.from_arrow(batch).hstack([pl.Series("_line", lines)])
                 line += batch.num_rows
                 yield cast_columns(df, name, types)
+        if source.bad_line is not None:
+            raise RowError(name, source.bad_text(), source.bad_line)
     except STREAM_ERRORS as err:
         raise RowError(name, f"compressed data is truncated or corrupt ({err})", line + 1) from None
     except pa.ArrowInvalid as err:
@@ -142,20 +153,33 @@ def _parse(name, source, layout, names, header_lines, types) -> Iterator[pl.Data
             problem = f"expected {row.expected_columns} fields, found {row.actual_columns}"
             at = header_lines + row.number if row.number else line + 1
             raise RowError(name, problem, at) from None
-        problem = str(err).splitlines()[0]
+        # pyarrow quotes the row after "got N" or "...:": never echo a file's bytes
+        problem = re.sub(r"(got \d+|Row #\d+):.*", r"\1", str(err).splitlines()[0])
         # pyarrow numbers the rows of the stream it was given (the lines after the header)
         at = _ARROW_ROW.search(problem)
-        column = _ARROW_COLUMN.search(problem)
-        if "invalid UTF8" in problem and column is not None:
-            problem = (
-                f"{names[int(column[1])].strip()} is not UTF-8 text (a byte that is no character)"
-            )
         raise RowError(name, problem, header_lines + int(at[1]) if at else line + 1) from None
+
+
+def text_line(first: bytes, name: str | Path) -> bytes:
+    """The first line of a text file without its byte-order mark; TraceError naming the file
+    for binary data or another encoding (the bytes themselves are never echoed)."""
+    if first.startswith(_UTF16_BOMS):
+        raise TraceError(name, "UTF-16 text; save the file as UTF-8 (or ASCII)")
+    first = first.removeprefix(UTF8_BOM)
+    if b"\x00" in first or len(first) >= MAX_HEADER_BYTES:
+        raise TraceError(name, "binary data, not a text file (a NUL byte or no line break)")
+    try:
+        first.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TraceError(
+            name, f"binary data, not UTF-8 text (byte {first[err.start]:#04x} in line 1)"
+        ) from None
+    return first
 
 
 def _read_line(raw: BinaryIO, name: str | Path, line: int) -> bytes:
     try:
-        return raw.readline()
+        return raw.readline(MAX_HEADER_BYTES)
     except STREAM_ERRORS as err:
         raise RowError(name, f"compressed data is truncated or corrupt ({err})", line) from None
 
@@ -180,24 +204,53 @@ def _column_names(
 
 
 class _Stream:
-    """``prefix`` then the rest of ``raw``, with ``delete`` bytes removed; what pyarrow reads."""
+    """``prefix`` (line ``line`` of the file) then the rest of ``raw``, with ``delete`` bytes
+    removed; what pyarrow reads.
 
-    def __init__(self, raw: BinaryIO, prefix: bytes, delete: bytes) -> None:
+    It passes on UTF-8 text only: at the first byte that is no UTF-8 character the stream ends
+    before that byte's line and ``bad_line`` names it (pyarrow would otherwise echo the bytes,
+    or fail inside its invalid-row callback)."""
+
+    def __init__(self, raw: BinaryIO, prefix: bytes, delete: bytes, line: int) -> None:
         self._raw, self._prefix, self._delete = raw, prefix.translate(None, delete), delete
+        self._line = line  # line of the next byte passed on
+        self._split = b""  # the start of a character the last read cut in two
+        self.bad_line: int | None = None
+        self._bad_byte = 0
         self.closed = False
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
+        if self.bad_line is not None:
+            return b""
         if self._prefix:
             out, self._prefix = self._prefix, b""
-            return out
+            return self._text(out, final=False)
         while True:
             data = self._raw.read(size)
             kept = data.translate(None, self._delete) if self._delete else data
             if kept or not data:  # b"" only at the end, never because every byte was deleted
-                return kept
+                return self._text(kept, final=not data)
+
+    def _text(self, data: bytes, final: bool) -> bytes:
+        """``data`` up to its first byte that is no UTF-8 character (where it stops)."""
+        data, self._split = self._split + data, b""
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            if err.reason == "unexpected end of data" and not final:
+                data, self._split = data[: err.start], data[err.start :]
+            else:
+                self.bad_line = self._line + data.count(b"\n", 0, err.start)
+                self._bad_byte = data[err.start]
+                data = data[: data.rfind(b"\n", 0, err.start) + 1]
+        self._line += data.count(b"\n")
+        return data
+
+    def bad_text(self) -> str:
+        return f"not UTF-8 text (byte {self._bad_byte:#04x}): binary data, or another encoding"
 
     def close(self) -> None:
         self.closed = True

@@ -63,6 +63,7 @@ from reclaim.core.grouped import GroupedArray
 from reclaim.core.types import CPU, MEM, R
 from reclaim.errors import ReclaimError
 from reclaim.traces.readers.google2011_jobs import quantile_table
+from reclaim.validation import APPS, PAPER_WORLD
 from reclaim.workload._usage_walk import peak_curves
 from reclaim.workload.builder import draw_shapes
 from reclaim.workload.job_tables import JobTables, interpolate
@@ -107,22 +108,13 @@ class PaperWorldSpec:
     usage: str = "paper"
 
     def check(self) -> PaperWorldSpec:
-        """Raise ReclaimError naming the first setting out of range; return self."""
-        whole = ("n_apps", "apps_per_draw", "max_core", "elastic_per_task")
-        for name in whole:
-            if getattr(self, name) < 1:
-                raise ReclaimError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not 0.0 <= self.elastic_share <= 1.0:
-            raise ReclaimError(f"elastic_share must lie in [0, 1], got {self.elastic_share}")
-        positive = ("request_scale", "max_cpu", "max_mem_gib", "runtime_scale",
-                    "max_runtime_days", "gap_scale", "arrival_window_days", "period")  # fmt: skip
-        for name in positive:
+        """Raise ReclaimError naming the first setting out of its declared range
+        (``reclaim.validation.PAPER_WORLD``); return self."""
+        APPS.check(self.n_apps, "n_apps")
+        for name, quantity in PAPER_WORLD.items():
             value = getattr(self, name)
-            if not np.isfinite(value) or value <= 0:
-                raise ReclaimError(f"{name} must be a finite number above 0, got {value}")
-        if self.spread_days is not None and not 0 < self.spread_days < np.inf:
-            raise ReclaimError(f"spread_days must be a finite number above 0, got "
-                               f"{self.spread_days}")  # fmt: skip
+            if value is not None:
+                quantity.check(value, name)
         if self.usage not in USAGES:
             raise ReclaimError(f"usage must be one of {', '.join(USAGES)}, got {self.usage!r}")
         if int(self.period) != self.period:

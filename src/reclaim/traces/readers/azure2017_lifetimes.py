@@ -27,7 +27,7 @@ import polars as pl
 from reclaim.errors import TraceError
 from reclaim.registry import register
 from reclaim.traces.readers.base import TraceReader
-from reclaim.traces.sources import open_binary
+from reclaim.traces.sources import open_binary, text_line
 from reclaim.traces.validate import RowError, physical
 from reclaim.traces.writer import StoreWriter
 
@@ -128,6 +128,8 @@ def _lines(path: Path) -> Iterator[str]:
     with open_binary(path) as raw:
         try:
             for line, b in enumerate(raw, 1):  # noqa: B007  (line is read after the loop)
+                if line == 1:
+                    b = text_line(b, path)  # noqa: PLW2901  (its byte-order mark dropped)
                 try:
                     yield b.decode("ascii").rstrip("\r\n")
                 except UnicodeDecodeError:
