@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reclaim.corp.simulator as corp_simulator
+from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.corp.scenario import build_scenario
 from reclaim.corp.simulator import WALL_TIME_KEYS, simulate
 from reclaim.placement import Placer, build_placer
@@ -167,7 +168,12 @@ class HalfLender:
     """Lends half of each request once the job has run a slot; learns nothing."""
 
     def lendable(self, history, request, horizon):
-        return np.where(history.lengths >= 1, 0.5 * np.asarray(request), 0.0)
+        return self.estimate(history, request, horizon).lower
+
+    def estimate(self, history, request, horizon):
+        valid = history.lengths >= 1
+        amount = np.where(valid, 0.5 * np.asarray(request, np.float64), 0.0)
+        return UnusedEstimate(amount, amount, valid)
 
 
 def test_the_corp_simulation_is_unchanged(monkeypatch):

@@ -110,6 +110,8 @@ US_PER_S = 1_000_000
 #: Google's times start 600 s after the clock's origin; 0 means "before the trace".
 OFFSET_US = 600 * US_PER_S
 TIME_BOUND = physical("s", US_PER_S)
+#: The trace covers 29 days from its 600 s offset; a day's margin for the last events.
+TRACE_END_US = (600 + 30 * 86_400) * US_PER_S
 NORMALISED = physical("normalised")
 SUBMIT, SCHEDULE, FINISH = 0, 1, 4
 #: Event types that end a job or task, by Google's code.
@@ -267,6 +269,14 @@ class _TimeOrder:
 
     def check(self, df: pl.DataFrame, path: Path) -> None:
         within(df, path, {"time": TIME_BOUND})
+        late = pl.col("time") > TRACE_END_US
+        if (i := _first_true(df, late)) is not None:
+            days = df["time"][i] / US_PER_S / 86_400
+            problem = (
+                f"time {df['time'][i]} is {days:,.0f} days into a 29-day trace "
+                "(times are microseconds from the trace start)"
+            )
+            raise RowError(path, problem, df["_line"][i])
         early = (pl.col("time") > 0) & (pl.col("time") < OFFSET_US)
         if (i := _first_true(df, early)) is not None:
             problem = (
