@@ -519,7 +519,8 @@ def observe(
     throttle,
 ):
     """The end of a monitor tick in one call: ``rows``' usage is their ``demand_`` (n, R) with CPU
-    capped at the limit where ``throttle`` (else the demand; written to ``used``), host totals are recounted (:func:`recount`), the
+    capped at the limit where ``throttle`` (else uncapped, and progress at full speed; written to
+    ``used``), host totals are recounted (:func:`recount`), the
     interval is added to the applications' totals (:func:`accumulate_by_app`), ``totals`` (2R,)
     gets the cluster's allocation and usage (column sums in host order, as numpy sums them) and
     the rows' rates are set; returns what :func:`set_rates` returns. Several calls and the numpy
