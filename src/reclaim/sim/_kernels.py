@@ -23,12 +23,10 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from reclaim.core.types import CPU, MEM, R, Status
-from reclaim.placement._kernels import fill_run, fill_run_into, run_starts, run_starts_into
-from reclaim.placement.plugins.best_fit import best_fit_kernel
-from reclaim.placement.plugins.first_fit import first_fit_kernel
+from reclaim.placement._kernels import run_starts
+from reclaim.placement.compiled import place, place_runs
 
 _DONE = int(Status.DONE)
 _RUNNING = int(Status.RUNNING)
@@ -778,11 +776,9 @@ def batches_compact(h_off, h_len, b_rows, b_epoch, hs):
 # admission passes they trigger here, in one compiled call, instead of one Python handler, a heap
 # operation and a dozen kernel calls per event (2.8 million events at paper scale;
 # benchmarks/bench_simulate.py). It does exactly what ``Simulator._on_arrival``,
-# ``_on_complete``, ``_schedule``, ``_place_elastic`` and ``Placer.place`` do for a placer of one
-# plugin with a score kernel; ``tests/sim/test_simulator.py`` runs both and compares the results.
-
-#: Score kernels the loop can bind with, by position (``Placer.compiled_kernel``).
-SCORE_KERNELS = (best_fit_kernel, first_fit_kernel)
+# ``_on_complete``, ``_schedule``, ``_place_elastic`` and ``Placer.place`` do for a placer that
+# ``reclaim.placement.compiled`` binds (best-fit, first-fit, random-fit);
+# ``tests/sim/test_event_loop.py`` runs both and compares the results.
 
 # Loop state ``ist`` (int64): the admission pass in progress (phase 0 none, 1 waiting elastic
 # applications, 2 the queue, 3 the elastic components of the application just admitted), where in
@@ -801,65 +797,6 @@ F_LAST, F_PASS_T = 0, 1
 # wait for them, exactly when ``Simulator._start`` grows it), room in the completion-batch pool or
 # in the returned-components pool.
 DONE_LOOP, NEED_ROWS, NEED_BATCHES, NEED_RETURNED = 0, 1, 2, 3
-
-
-@numba.njit(cache=True)
-def _score(mode, capacity, free, req, raw):
-    if mode == 0:
-        best_fit_kernel(capacity, free, req, raw)
-    else:
-        first_fit_kernel(capacity, free, req, raw)
-
-
-@numba.njit(cache=True)
-def _request_tuple(request, i, buf):
-    """Row ``i`` of ``request`` as an R-tuple of float64, as ``Placer.place`` hands it on."""
-    for r in range(R):
-        buf[r] = np.float64(request[i, r])
-    return to_fixed_tuple(buf, R)
-
-
-@numba.njit(cache=True)
-def place(mode, capacity, free, up, request, all_or_nothing, hosts, raw, before, buf, open_, runs):
-    """``Placer.place`` for a placer of the one plugin whose score kernel is
-    ``SCORE_KERNELS[mode]``: binds ``request`` (n, R) in order into ``free``, writing (n,) hosts
-    (-1 unplaced) to ``hosts``. ``raw`` (H,), ``before`` (H, R), ``buf`` (R,), ``open_`` (H,)
-    bool and ``runs`` (n + 1,) are scratch."""
-    bounds = run_starts_into(request, runs) if len(request) > 1 else runs[:0]
-    place_runs(
-        mode, capacity, free, up, request, all_or_nothing, hosts, raw, before, buf, open_, bounds
-    )
-
-
-@numba.njit(cache=True)
-def place_runs(
-    mode, capacity, free, up, request, all_or_nothing, hosts, raw, before, buf, open_, bounds
-):
-    """:func:`place` given ``bounds`` = ``run_starts(request)`` (read only when n > 1)."""
-    n = len(request)
-    if n == 1:
-        req = _request_tuple(request, 0, buf)
-        _score(mode, capacity, free, req, raw)
-        if fill_run(free, up, req, raw, hosts) == 0:
-            hosts[0] = -1
-        return
-    hosts[:] = -1
-    if n == 0:
-        return
-    if all_or_nothing:
-        before[:] = free
-    for k in range(len(bounds) - 1):
-        i, j = bounds[k], bounds[k + 1]
-        req = _request_tuple(request, i, buf)
-        _score(mode, capacity, free, req, raw)
-        if j - i == 1:
-            placed = fill_run(free, up, req, raw, hosts[i:j])
-        else:
-            placed = fill_run_into(free, up, req, raw, hosts[i:j], open_)
-        if placed < j - i and all_or_nothing:
-            free[:] = before
-            hosts[:] = -1
-            return
 
 
 # Allocation-free versions of what the loop calls per event. Speed trick: ``start``,
@@ -1259,10 +1196,12 @@ class Scratch(NamedTuple):
     sort_idx: np.ndarray
     open_: np.ndarray
     bounds: np.ndarray
+    message: np.ndarray
+    levels: np.ndarray
 
 
 @numba.njit(cache=True, error_model="numpy")
-def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arrival, cp, workload,
+def run_events(until, pass_only, t_pass, binding, period, biggest, cap_total, arrival, cp, workload,
                apps, comp_state, hosts, free_rows, row_columns, queues, heap, ist, fst, snap,
                scratch):  # fmt: skip
     """Process arrivals and completions up to and including time ``until``, each followed by the
@@ -1286,7 +1225,7 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
     q, w_items, w_n, r_off, r_len, r_pool, r_state = queues
     h_time, h_seq, h_off, h_len, b_rows, b_epoch, hs = heap
     sc_comps, sc_where, sc_req, raw, before, buf, runs, sc_still, sums = scratch[:9]
-    sort_keys, sort_idx, open_, bounds_ = scratch[9:]
+    sort_keys, sort_idx, open_, bounds_, message, levels = scratch[9:]
     n_apps = len(arrival)
     ist[I_ALLDIRTY] = 1  # the simulator may have changed any host since the last call
     while True:
@@ -1375,7 +1314,7 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
                 bounds = runs[: ist[I_RUNS_N]]
                 if k == 0 or may_fit_runs(free, up, request, bounds):
                     place_runs(
-                        mode,
+                        binding,
                         capacity,
                         free,
                         up,
@@ -1387,6 +1326,8 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
                         buf,
                         open_,
                         bounds,
+                        message,
+                        levels,
                     )
                     ist[I_TOTALS] = 0  # placing changed free capacity (or put it back)
                 else:  # hopeless; most attempts are, and placing costs more
@@ -1448,7 +1389,7 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
                 if n_ret == 0:  # the usual case: the fresh components' requests, not copied
                     request = wl_request[first:stop]
                     place(
-                        mode,
+                        binding,
                         capacity,
                         free,
                         up,
@@ -1460,6 +1401,8 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
                         buf,
                         open_,
                         bounds_,
+                        message,
+                        levels,
                     )
                 else:
                     for i in range(need):
@@ -1467,7 +1410,7 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
                             sc_req[i, r] = wl_request[sc_comps[i], r]
                     request = sc_req[:need]
                     place(
-                        mode,
+                        binding,
                         capacity,
                         free,
                         up,
@@ -1479,6 +1422,8 @@ def run_events(until, pass_only, t_pass, mode, period, biggest, cap_total, arriv
                         buf,
                         open_,
                         bounds_,
+                        message,
+                        levels,
                     )
                 ist[I_TOTALS] = 0  # placing changed free capacity
                 r_len[app] = 0

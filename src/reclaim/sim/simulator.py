@@ -59,6 +59,7 @@ from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.core.types import MEM, R, Status
 from reclaim.forecast.base import Forecaster
 from reclaim.forecast.oracle import Oracle
+from reclaim.placement.compiled import compiled_binding, message_buffer
 from reclaim.placement.framework import Placer
 from reclaim.sim import _kernels
 from reclaim.sim.view import SimActuator, SimView
@@ -135,9 +136,10 @@ class Simulator:
     at most). ``horizon`` (s) stops the run early; applications not finished by then are reported
     as they are (running or queued). ``on_tick(sim)`` is called after each tick (progress bars).
 
-    With a placer of one plugin that has a score kernel (best-fit, first-fit), arrivals and
-    completions run in a compiled event loop between ticks (``_kernels.run_events``); ``compiled``
-    False (tests compare the two) runs them through the engine and the Python handlers instead.
+    With a placer that placement binds in compiled code (``placement.compiled``: best-fit,
+    first-fit, random-fit), arrivals and completions run in a compiled event loop between ticks
+    (``_kernels.run_events``); ``compiled`` False (tests compare the two) runs them through the
+    engine and the Python handlers instead.
     """
 
     compiled = True
@@ -235,10 +237,9 @@ class Simulator:
         self.engine = Engine(
             {COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick}
         )
-        kernel = getattr(self.placer, "compiled_kernel", None)
-        self._mode = -1  # the score kernel the event loop binds with; -1: no event loop
-        if self.compiled and kernel is not None and kernel in _kernels.SCORE_KERNELS:
-            self._mode = _kernels.SCORE_KERNELS.index(kernel)
+        # how the event loop binds; None: no event loop
+        self._binding = compiled_binding(self.placer) if self.compiled else None
+        if self._binding is not None:
             self._reset_loop()
         else:
             self.engine.schedule_many(
@@ -266,6 +267,8 @@ class Simulator:
         self._sort_idx = np.empty((2, width), np.int64)
         self._open = np.empty(len(self.hosts), np.bool_)
         self._bounds = np.empty(width + 1, np.int64)
+        self._message = message_buffer(len(self.hosts), R)
+        self._levels = np.empty(len(self.hosts))
         self._dirty_hosts = np.zeros(len(self.hosts), np.bool_)
         self._dirty_list = np.empty(len(self.hosts), np.int64)
         self._free_total = np.empty(R)
@@ -278,7 +281,7 @@ class Simulator:
         self._reset()
         self.engine.run(until=self.horizon)
         last = self.engine.now
-        if self._mode >= 0:
+        if self._binding is not None:
             self._run_loop(self.horizon)  # events after the last tick
             last = max(last, float(self._fst[_kernels.F_LAST]))
         self.now = min(last, self.horizon) if np.isfinite(self.horizon) else last
@@ -338,7 +341,7 @@ class Simulator:
         self._schedule(t)
 
     def _on_tick(self, t: float, _: int) -> None:
-        if self._mode >= 0:
+        if self._binding is not None:
             self._run_loop(t)  # arrivals and completions up to this instant come first
         self.now = t
         if not self._work_left():
@@ -415,7 +418,7 @@ class Simulator:
         """Place waiting elastic components, then admit queued applications head first."""
         if not self._dirty:
             return
-        if self._mode >= 0:
+        if self._binding is not None:
             self._run_loop(t, pass_at=t)
             return
         self._dirty = False
@@ -486,7 +489,7 @@ class Simulator:
         while True:
             ret = self.returned
             status = k.run_events(
-                until, pass_at is not None, 0.0 if pass_at is None else pass_at, self._mode,
+                until, pass_at is not None, 0.0 if pass_at is None else pass_at, self._binding,
                 self.period, biggest, cap_total, wl.arrival, wl.comp_indptr,
                 self._workload_columns(),
                 k.AppColumns(
@@ -512,7 +515,7 @@ class Simulator:
                 k.Scratch(
                     self._sc_comps, self._sc_where, self._sc_req, self._raw, self._before,
                     self._buf, self._runs, self._sc_still, self._sums, self._sort_keys,
-                    self._sort_idx, self._open, self._bounds,
+                    self._sort_idx, self._open, self._bounds, self._message, self._levels,
                 ),
             )  # fmt: skip
             if status == k.DONE_LOOP:
@@ -669,7 +672,7 @@ class Simulator:
 
     def _schedule_completions(self, rows, epochs, finish, starts) -> None:
         """One completion event per group of rows finishing together (see ``_kernels.set_rates``)."""
-        if self._mode >= 0:
+        if self._binding is not None:
             self._heap.push(rows, epochs, finish, starts)
             return
         schedule, batches = self.engine.schedule, self._batches
