@@ -482,16 +482,13 @@ _OOM_MARGIN = np.float32(1 + 1e-6)
 
 
 @numba.njit(cache=True)
-def demand_over_limit(
-    rows, t, period, start, request, limit, shape_base, shape_len, shape_offset, shape_data
-):
-    """:func:`demand` of ``rows`` and (n,) bool where its memory exceeds the row's memory
-    ``limit`` by more than the margin of rounding: an out-of-memory stop under hard limits."""
-    out = demand(rows, t, period, start, request, shape_base, shape_len, shape_offset, shape_data)
+def over_limit(rows, demand_, limit):
+    """(n,) bool where ``rows``' memory ``demand_`` (n, R) exceeds the row's memory ``limit`` by
+    more than the margin of rounding: an out-of-memory stop under hard limits."""
     over = np.empty(len(rows), np.bool_)
     for i in range(len(rows)):
-        over[i] = out[i, MEM] > limit[rows[i], MEM] * _OOM_MARGIN
-    return out, over
+        over[i] = demand_[i, MEM] > limit[rows[i], MEM] * _OOM_MARGIN
+    return over
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -789,7 +786,10 @@ I_RUNS_APP, I_RUNS_N = 13, 14  # the application whose core runs ``runs`` holds,
 # Hosts whose allocation changed since free capacity was last computed (all, or the first
 # ``I_NDIRTY`` of ``dirty_list``), and whether ``free_total`` holds the column sums of ``free``.
 I_ALLDIRTY, I_NDIRTY, I_TOTALS = 15, 16, 17
-I_SIZE = 18
+# The application whose admission last failed with free capacity ``failed_free`` and up mask
+# ``failed_up`` (scratch), -1 none: see :func:`_failed_before`.
+I_FAILED_APP = 18
+I_SIZE = 19
 # ``fst`` (float64): time of the last event, time of the pass in progress.
 F_LAST, F_PASS_T = 0, 1
 # What a call returns: done, or what the simulator must provide before calling again (the loop
@@ -848,6 +848,24 @@ def _refresh_free(capacity, allocated, up, free, dirty, dirty_list, ist):
     for i in range(ist[I_NDIRTY]):
         dirty[dirty_list[i]] = False
     ist[I_ALLDIRTY], ist[I_NDIRTY], ist[I_TOTALS] = 0, 0, 0
+
+
+@numba.njit(cache=True, _nrt=False)
+def _failed_before(app, free, up, failed_free, failed_up, ist):
+    """Whether placing ``app``'s core components already failed on exactly this free capacity and
+    up mask. Placing is a function of them (random-fit's draws too: each is seeded by a digest of
+    the call's input), so it would fail again, and a failed attempt leaves nothing behind. Speed
+    trick: in a flooded cluster the queue's head is tried at every event, arrivals included, and
+    at paper scale those futile attempts were most of the event loop's time."""
+    if ist[I_FAILED_APP] != app:
+        return False
+    for h in range(free.shape[0]):
+        if up[h] != failed_up[h]:
+            return False
+        for r in range(free.shape[1]):
+            if free[h, r] != failed_free[h, r]:
+                return False
+    return True
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -1198,6 +1216,8 @@ class Scratch(NamedTuple):
     bounds: np.ndarray
     message: np.ndarray
     levels: np.ndarray
+    failed_free: np.ndarray
+    failed_up: np.ndarray
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -1225,7 +1245,7 @@ def run_events(until, pass_only, t_pass, binding, period, biggest, cap_total, ar
     q, w_items, w_n, r_off, r_len, r_pool, r_state = queues
     h_time, h_seq, h_off, h_len, b_rows, b_epoch, hs = heap
     sc_comps, sc_where, sc_req, raw, before, buf, runs, sc_still, sums = scratch[:9]
-    sort_keys, sort_idx, open_, bounds_, message, levels = scratch[9:]
+    sort_keys, sort_idx, open_, bounds_, message, levels, failed_free, failed_up = scratch[9:]
     n_apps = len(arrival)
     ist[I_ALLDIRTY] = 1  # the simulator may have changed any host since the last call
     while True:
@@ -1312,7 +1332,9 @@ def run_events(until, pass_only, t_pass, binding, period, biggest, cap_total, ar
                     runs[: len(bounds)] = bounds
                     ist[I_RUNS_APP], ist[I_RUNS_N] = app, len(bounds)
                 bounds = runs[: ist[I_RUNS_N]]
-                if k == 0 or may_fit_runs(free, up, request, bounds):
+                if k > 0 and _failed_before(app, free, up, failed_free, failed_up, ist):
+                    where[:] = -1
+                elif k == 0 or may_fit_runs(free, up, request, bounds):
                     place_runs(
                         binding,
                         capacity,
@@ -1330,6 +1352,10 @@ def run_events(until, pass_only, t_pass, binding, period, biggest, cap_total, ar
                         levels,
                     )
                     ist[I_TOTALS] = 0  # placing changed free capacity (or put it back)
+                    if k > 0 and where[0] < 0:
+                        ist[I_FAILED_APP] = app
+                        failed_free[:] = free
+                        failed_up[:] = up
                 else:  # hopeless; most attempts are, and placing costs more
                     where[:] = -1
                 if k > 0 and where[0] < 0:
@@ -1594,9 +1620,16 @@ class ComponentLists:
             self.reserve(len(items))
             lists_set(self.off, self.length, self.pool, self.state, int(app), items)
 
-    def append(self, app: int, comp: int) -> None:
-        before = self.pop(app)
-        self.set(app, [comp] if before is None else np.append(before, comp))
+    def extend(self, apps: np.ndarray, comps: np.ndarray) -> np.ndarray:
+        """Append each ``comps[i]`` to the list of ``apps[i]``, in order; returns the distinct
+        applications, sorted (one list rewritten per application, not per component)."""
+        order = np.argsort(apps, kind="stable")
+        apps, comps = apps[order], np.asarray(comps, np.int64)[order]
+        first = np.flatnonzero(np.r_[True, apps[1:] != apps[:-1]])
+        for app, added in zip(apps[first].tolist(), np.split(comps, first[1:]), strict=True):
+            before = self.pop(app)
+            self.set(app, added if before is None else np.concatenate([before, added]))
+        return apps[first]
 
     def reserve(self, need: int) -> None:
         """Room for a list of ``need`` at the end of the pool: compacted, and grown unless that

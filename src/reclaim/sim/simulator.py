@@ -269,10 +269,13 @@ class Simulator:
         self._bounds = np.empty(width + 1, np.int64)
         self._message = message_buffer(len(self.hosts), R)
         self._levels = np.empty(len(self.hosts))
+        self._failed_free = np.empty_like(self.hosts.capacity)
+        self._failed_up = np.empty(len(self.hosts), np.bool_)
         self._dirty_hosts = np.zeros(len(self.hosts), np.bool_)
         self._dirty_list = np.empty(len(self.hosts), np.int64)
         self._free_total = np.empty(R)
         self._ist[_kernels.I_RUNS_APP] = -1
+        self._ist[_kernels.I_FAILED_APP] = -1
 
     # ------------------------------------------------------------------ run
     def run(self) -> Simulator:
@@ -351,23 +354,16 @@ class Simulator:
         self._rows = None
         rows = self.running_rows()
         self._advance(rows, t)
+        # The demand of the coming interval, read once for the tick (the oracle's forecast is
+        # it): no row starts before the next tick, and those the controller stops drop out.
+        demand = self._demand(rows, t)
         if len(rows):
-            forecast = lambda due: self._forecast(due, t)  # noqa: E731
+            forecast = lambda due: self._forecast(due, t, rows, demand)  # noqa: E731
             control_step(self.view, self.controller, forecast, self.actuator)
-            rows = self.view.running
-        wt = self.wt
-        demand, oom = _kernels.demand_over_limit(
-            rows,
-            t,
-            self.period,
-            wt.start,
-            wt.request,
-            wt.limit,
-            self.shape_base,
-            self.shape_len,
-            self.shape_offset,
-            self.workload.shapes.data,
-        )
+            if len(self.view.running) < len(rows):
+                kept = np.searchsorted(rows, self.view.running)
+                rows, demand = rows[kept], demand[kept]
+        oom = _kernels.over_limit(rows, demand, self.wt.limit)
         if getattr(self.controller, "soft_memory_limits", False):
             oom = _kernels.host_oom_victims(
                 self.wt.host[rows], demand[:, MEM], self.hosts.capacity[:, MEM]
@@ -516,6 +512,7 @@ class Simulator:
                     self._sc_comps, self._sc_where, self._sc_req, self._raw, self._before,
                     self._buf, self._runs, self._sc_still, self._sums, self._sort_keys,
                     self._sort_idx, self._open, self._bounds, self._message, self._levels,
+                    self._failed_free, self._failed_up,
                 ),
             )  # fmt: skip
             if status == k.DONE_LOOP:
@@ -622,8 +619,14 @@ class Simulator:
             comps = self.wt.component[rows]
             self.comp_ooms[comps] = np.minimum(self.comp_ooms[comps], 254) + 1
         core = self.wt.core[rows]
-        for app in np.unique(self.wt.app[rows[core]]):
-            self._fail_app(int(app), reason, t)
+        failing = np.unique(self.wt.app[rows[core]])
+        if len(failing):
+            # Speed trick: the rows of every failing application in one pass over the table, not
+            # one pass per application (thousands of applications fail a tick at paper scale).
+            held = np.flatnonzero(np.isin(self.wt.app, failing))
+            held_app = self.wt.app[held]
+            for app in failing.tolist():
+                self._fail_app(app, held[held_app == app], reason)
         elastic = rows[~core & (self.wt.host[rows] >= 0)]
         if len(elastic) == 0:
             return
@@ -636,14 +639,13 @@ class Simulator:
             np.add.at(self.app_component_ooms, apps, 1)
         self.comp_state[comps] = Status.PENDING
         self._release(elastic)
-        for app, comp in zip(apps.tolist(), comps.tolist(), strict=True):
-            self.returned.append(app, comp)
+        for app in self.returned.extend(apps, comps).tolist():
             self.elastic_waiting.add(app)
 
-    def _fail_app(self, app: int, reason: Status, t: float) -> None:
-        """The whole application stops, loses all its work and requeues at its old position."""
+    def _fail_app(self, app: int, rows: NDArray[np.int64], reason: Status) -> None:
+        """The whole application stops, loses all its work and requeues at its old position;
+        ``rows``: the rows it holds, in order."""
         wl, cp = self.workload, self.workload.comp_indptr
-        rows = np.flatnonzero(self.wt.app == app)
         span = slice(cp[app], cp[app + 1])
         done = self.comp_state[span] == Status.DONE
         comps = self.wt.component[rows]
@@ -697,8 +699,15 @@ class Simulator:
             self.workload.shapes.data,
         )
 
-    def _forecast(self, rows: NDArray[np.int64], t: float) -> UsageForecast:
-        """One-step forecast of ``rows``' demand (cores, GiB) for the interval starting at ``t``.
+    def _forecast(
+        self,
+        rows: NDArray[np.int64],
+        t: float,
+        running: NDArray[np.int64],
+        demand: NDArray[np.float32],
+    ) -> UsageForecast:
+        """One-step forecast of ``rows``' demand (cores, GiB) for the interval starting at ``t``;
+        ``demand``: the demand of the rows ``running`` (sorted, including ``rows``) then.
 
         CPU and memory series of the rows past the controller's grace period go to the forecaster
         as one batch, keyed by ``component * R + resource`` so that online state follows a
@@ -720,7 +729,9 @@ class Simulator:
             seen = t - self.wt.start[sub] >= self.period
             sub = sub[seen]
             idx = np.flatnonzero(due)[seen]
-            mean[idx] = self._demand(sub, t)
+            # rows are the running ones, or a subset of them (sorted both)
+            at = idx if n == len(running) else np.searchsorted(running, sub)
+            mean[idx] = demand[at]
             std[idx] = 0.0
             fallback[idx] = False
             self.stats.forecasts += len(sub)
@@ -728,7 +739,7 @@ class Simulator:
             sub = rows[due]
             future = None
             if self.forecaster.needs_future:
-                future = lambda seen: self._demand(sub[seen], t)  # noqa: E731
+                future = lambda seen: demand[np.searchsorted(running, sub[seen])]  # noqa: E731
             history = self.view.usage_history(sub, self.forecast_window)
             fc = forecast_usage(self.forecaster, history, sub, self.wt.component[sub], future)
             mean[due], std[due], fallback[due] = fc.mean, fc.std, fc.fallback
