@@ -53,7 +53,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.core.control import Controller, UsageForecast, control_step, forecast_usage
+from reclaim.core.capabilities import ControllerCapabilities, ForecasterCapabilities, capabilities
+from reclaim.core.control import (
+    Controller,
+    UsageForecast,
+    control_step,
+    forecast_usage,
+    grace_of,
+    in_grace,
+)
 from reclaim.core.engine import Engine
 from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.core.types import MEM, R, Status
@@ -162,7 +170,7 @@ class Simulator:
         self.placer = placer
         self.forecaster = forecaster
         self.forecast_window = forecast_window
-        if getattr(controller, "needs_forecast", False) and forecaster is None:
+        if capabilities(controller, ControllerCapabilities).needs_forecast and forecaster is None:
             raise ValueError(f"{type(controller).__name__} needs a forecaster")
         self.horizon = np.inf if horizon is None else float(horizon)
         self.on_tick = on_tick
@@ -235,7 +243,7 @@ class Simulator:
         self.engine = Engine(
             {COMPLETE: self._on_complete, ARRIVAL: self._on_arrival, TICK: self._on_tick}
         )
-        kernel = getattr(self.placer, "compiled_kernel", None)
+        kernel = self.placer.compiled_kernel
         self._mode = -1  # the score kernel the event loop binds with; -1: no event loop
         if self.compiled and kernel is not None and kernel in _kernels.SCORE_KERNELS:
             self._mode = _kernels.SCORE_KERNELS.index(kernel)
@@ -365,7 +373,7 @@ class Simulator:
             self.shape_offset,
             self.workload.shapes.data,
         )
-        if getattr(self.controller, "soft_memory_limits", False):
+        if capabilities(self.controller, ControllerCapabilities).soft_memory_limits:
             oom = _kernels.host_oom_victims(
                 self.wt.host[rows], demand[:, MEM], self.hosts.capacity[:, MEM]
             )
@@ -707,7 +715,7 @@ class Simulator:
         n = len(rows)
         mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
         fallback = np.ones(n, bool)
-        due = t - self.wt.start[rows] >= getattr(self.controller, "grace_s", 0.0)
+        due = ~in_grace(t, self.wt.start[rows], grace_of(self.controller))
         if due.any() and isinstance(self.forecaster, Oracle):
             # Speed trick: the oracle's forecast is the demand itself, std 0, for the rows with a
             # sample (as forecast_usage gives it); no history to read, no batch to build. The
@@ -724,7 +732,7 @@ class Simulator:
         elif due.any():
             sub = rows[due]
             future = None
-            if self.forecaster.needs_future:
+            if capabilities(self.forecaster, ForecasterCapabilities).needs_future:
                 future = lambda seen: self._demand(sub[seen], t)  # noqa: E731
             history = self.view.usage_history(sub, self.forecast_window)
             fc = forecast_usage(self.forecaster, history, sub, self.wt.component[sub], future)
