@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lifetime_pools import HOUR, Oracle, random_table
+from reclaim import registry
 from reclaim.core import control
 from reclaim.core.grouped import GroupedArray
 from tiny_workloads import tiny_workload
@@ -38,7 +39,7 @@ def run_shaping_simulator(tmp_path) -> None:
 
     wl = tiny_workload([(0.0, [(2, 4, 3600, True, 0, 0), (1, 2, 3600, False, 0, 0)])])
     controller = Pessimistic(k1=0.0, k2=0.0, grace_s=0.0)
-    oracle = importlib.import_module("reclaim").build("forecaster", "oracle")
+    oracle = registry.build("forecaster", "oracle")
     Simulator(wl, HostTable.parse("1x4c8g"), controller, build_placer("best-fit"), oracle).run()
 
 
