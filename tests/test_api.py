@@ -30,7 +30,7 @@ def test_a_given_workload_is_replayed_as_it_is():
 class KeepTheRequest(reclaim.Component):
     """An unregistered controller: every running row back to its request."""
 
-    needs_forecast = False
+    __capabilities__ = reclaim.ControllerCapabilities(needs_forecast=False)
 
     def decide(self, view, forecast):
         rows = view.running

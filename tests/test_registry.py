@@ -3,13 +3,14 @@ from __future__ import annotations
 import pytest
 
 from reclaim import registry
+from reclaim.core.capabilities import PlacementCapabilities, capabilities
 from reclaim.errors import ReclaimError
 
 
 def test_builtins_are_registered_by_name():
     assert {"best-fit", "first-fit"} <= set(registry.names("placement"))
     assert "reservation" in registry.names("controller")
-    assert registry.build("placement", "best-fit").monotone
+    assert capabilities(registry.build("placement", "best-fit"), PlacementCapabilities).monotone
 
 
 def test_unknown_name_lists_the_known_ones():

@@ -19,6 +19,7 @@ from reclaim.agent.config import load_settings
 from reclaim.agent.fake import make_tree, set_usage
 from reclaim.agent.loop import Agent
 from reclaim.agent.metrics_http import AgentMetrics
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.clock import SimClock
 from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
@@ -188,7 +189,7 @@ def test_limits_never_drop_below_usage_plus_buffer(tree, tmp_path):
     run_steady(agent, root, version, periods=2)
 
     class Greedy:
-        needs_forecast = False
+        __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
         def decide(self, view, forecast):
             rows = view.running

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.control import UsageForecast, control_step
 from reclaim.core.types import Decisions, Status
 
@@ -17,7 +18,7 @@ class View:
 class Halver:
     """Resizes every row to half its forecast; counts its calls."""
 
-    needs_forecast = True
+    __capabilities__ = ControllerCapabilities()
 
     def __init__(self) -> None:
         self.calls = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.capabilities import ProvisionerCapabilities, capabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.corp.baselines import (
     CloudScale,
@@ -253,7 +254,8 @@ def test_dra_lends_request_minus_recent_mean():
     np.testing.assert_allclose(dra.demand(hist), [5.5, 5.0])
     np.testing.assert_allclose(dra.lendable(hist, np.array([50.0, 3.0]), 6), [44.5, 0.0])
     # as published, DRA lends nothing: the simulator redistributes VM capacity instead
-    assert Dra().redistributes and not dra.redistributes
+    assert capabilities(Dra(), ProvisionerCapabilities).redistributes
+    assert not capabilities(dra, ProvisionerCapabilities).redistributes
     np.testing.assert_allclose(Dra().lendable(hist, np.array([50.0, 3.0]), 6), [0.0, 0.0])
     with pytest.raises(ReclaimError, match="mode"):
         Dra(mode="x").lendable(hist, np.array([50.0, 3.0]), 6)

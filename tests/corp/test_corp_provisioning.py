@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.capabilities import ProvisionerCapabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.corp.provisioning import lend_decisions
 from reclaim.errors import ReclaimError
@@ -12,6 +13,8 @@ from reclaim.errors import ReclaimError
 
 class Fixed:
     """Answers ``values`` whatever it is asked."""
+
+    __capabilities__ = ProvisionerCapabilities()
 
     def __init__(self, values) -> None:
         self.values = values

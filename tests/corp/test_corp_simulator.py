@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reclaim.core.capabilities import ProvisionerCapabilities
 from reclaim.core.component import Component
 from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.corp.scenario import CorpScenario, JobSet, build_scenario, split_pms
@@ -18,6 +19,8 @@ class ShareLender(Component):
     """Lends ``share`` of each request once the job has run ``after`` slots; learns nothing. A
     component like the built-ins: registered, it is one more provisioner the conformance suite
     checks when this module is collected first."""
+
+    __capabilities__ = ProvisionerCapabilities()
 
     def __init__(self, share: float = 0.5, after: int = 1) -> None:
         self.share = share

@@ -119,7 +119,7 @@ class ToHost(Defragmenter):
 
     host: int = 2
 
-    def decide(self, view) -> Decisions:
+    def decide(self, view, forecast=None) -> Decisions:
         return Decisions(migrate_rows=self.queue(view), migrate_hosts=self.host)
 
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from reclaim import registry
-from reclaim.placement.framework import min_max_normalize, no_filter
+from reclaim.core.capabilities import PlacementCapabilities, capabilities
+from reclaim.placement.framework import min_max_normalize
 from reclaim.placement.plugins.best_fit import BestFit
 from reclaim.testing.placement import check_plugin
 
 
 @pytest.mark.parametrize("name", registry.names("placement"))
 def test_registered_plugin_conforms(name):
-    if getattr(registry.build("placement", name), "stateful", False):
+    if capabilities(registry.build("placement", name), PlacementCapabilities).stateful:
         pytest.skip("scores from an environment's state: checked with its environment (tests/rl)")
     check_plugin(name)
 
@@ -32,8 +35,7 @@ class IgnoresRoom:
     """Scores every host alike and filters nothing: the framework's own room test alone must keep
     it from binding where a workload does not fit."""
 
-    monotone = False
-    filter = no_filter
+    __capabilities__ = PlacementCapabilities()
 
     def score(self, state, feasible):
         return np.zeros(feasible.shape)
@@ -44,7 +46,7 @@ class IgnoresRoom:
 class FalselyMonotone(BestFit):
     """Worst-fit (most free first) claiming to be monotone: filling a run is then wrong."""
 
-    kernel = None
+    __capabilities__ = replace(BestFit.__capabilities__, kernel=None)
 
     def score(self, state, feasible):
         return -super().score(state, feasible)
@@ -62,3 +64,26 @@ def test_the_suite_catches_a_broken_monotone_promise():
 
 def test_masks_only_narrow_so_a_plugin_cannot_bind_where_there_is_no_room():
     check_plugin("ignores-room", IgnoresRoom)
+
+
+class GroupsWithoutPrepare(BestFit):
+    """Declares the group protocol but does not implement it."""
+
+    __capabilities__ = replace(BestFit.__capabilities__, groups=True)
+
+
+class SquaresItsScores(BestFit):
+    """Declares min-max normalisation but squares the min-max scores (still within [0, 100])."""
+
+    def normalize(self, raw, feasible):
+        return min_max_normalize(raw, feasible) ** 2 / 100.0
+
+
+def test_the_suite_catches_a_declared_protocol_left_unimplemented():
+    with pytest.raises(AssertionError, match="declares groups but has no prepare"):
+        check_plugin("groups-without-prepare", GroupsWithoutPrepare)
+
+
+def test_the_suite_catches_a_false_min_max_declaration():
+    with pytest.raises(AssertionError, match="declares min_max"):
+        check_plugin("squares-its-scores", SquaresItsScores)

@@ -6,6 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.placement import CycleState, Placer, build_placer
 from reclaim.placement.framework import WeightedPlugin, min_max_normalize
 from reclaim.placement.plugins.best_fit import BestFit
@@ -63,8 +64,7 @@ def test_lexicographic_lets_the_first_plugin_decide_and_the_second_break_ties():
 class OneByOne:
     """best-fit declared non-monotone: the framework then rescoring after every bind."""
 
-    monotone = False
-    filter = BestFit.filter
+    __capabilities__ = PlacementCapabilities()
     score = BestFit.score
     normalize = staticmethod(min_max_normalize)
 
@@ -121,8 +121,7 @@ def test_compiled_binding_equals_the_reference_framework(hosts, requests, name, 
 class Fixed:
     """Scores host ``h`` with ``values[h]`` for every workload."""
 
-    monotone = False
-    filter = BestFit.filter
+    __capabilities__ = PlacementCapabilities()
     normalize = staticmethod(min_max_normalize)
 
     def __init__(self, values):
@@ -167,6 +166,8 @@ def test_a_request_that_fits_nowhere_does_not_stop_the_rest():
 
 class Pairs(OneByOne):
     """Groups the batch two by two."""
+
+    __capabilities__ = PlacementCapabilities(groups=True)
 
     def prepare(self, state):
         return np.arange(len(state.request)) // 2

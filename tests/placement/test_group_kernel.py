@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reclaim.corp.simulator as corp_simulator
+from reclaim.core.capabilities import ProvisionerCapabilities
 from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.corp.scenario import build_scenario
 from reclaim.corp.simulator import WALL_TIME_KEYS, simulate
@@ -166,6 +167,8 @@ def test_the_scenario_batch_binds_as_the_reference(scenario):
 
 class HalfLender:
     """Lends half of each request once the job has run a slot; learns nothing."""
+
+    __capabilities__ = ProvisionerCapabilities()
 
     def lendable(self, history, request, horizon):
         return self.estimate(history, request, horizon).lower

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -59,7 +61,7 @@ def test_plugins_without_a_view_raise_a_clear_error(plugin):
 
 def test_no_compiled_kernel_for_a_plugin_that_needs_the_view():
     class ViewBestFit(BestFit):
-        needs_view = True
+        __capabilities__ = replace(BestFit.__capabilities__, needs_view=True)
 
     assert Placer([WeightedPlugin(BestFit())])._kernel is not None
     assert Placer([WeightedPlugin(ViewBestFit())])._kernel is None

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from reclaim import registry
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
 from reclaim.core.tables import WorkloadTable
 from reclaim.core.types import CPU, MEM
 from reclaim.shaping.vpa import VerticalPodAutoscaler
@@ -439,7 +440,8 @@ def test_fused_kernel_matches_the_numpy_rule():
 # ---------------------------------------------------------------------------- plumbing
 def test_registered_and_params_round_trip():
     ctrl = registry.build("controller", "vpa", safety_margin=0.2)
-    assert isinstance(ctrl, VerticalPodAutoscaler) and not ctrl.needs_forecast
+    assert isinstance(ctrl, VerticalPodAutoscaler)
+    assert not capabilities(ctrl, ControllerCapabilities).needs_forecast
     params = ctrl.get_params()
     assert params["safety_margin"] == 0.2 and params["min_cpu"] == 0.025
     assert params["cpu_sample_weight"] == "constant"

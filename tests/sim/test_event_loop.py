@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.tables import HostTable
 from reclaim.core.types import Decisions
 from reclaim.placement import build_placer
@@ -66,7 +67,7 @@ class RandomEvictions:
     """Evicts a few running rows and halves a few limits at random ticks (seeded): kills of core
     and elastic components, requeued applications, returned components, shrunk allocations."""
 
-    needs_forecast = False
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = np.random.default_rng(seed)

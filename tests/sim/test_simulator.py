@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.tables import HostTable
 from reclaim.core.types import Decisions
 from reclaim.placement import build_placer
@@ -149,7 +150,7 @@ def test_never_fitting_application_is_rejected_not_blocking():
 
 def test_controller_resize_and_evict_through_apply():
     class ShrinkThenEvict:
-        needs_forecast = False
+        __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
         def decide(self, view, forecast):
             rows = view.running

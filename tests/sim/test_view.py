@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.tables import HostTable
 from reclaim.core.types import Decisions, Status
 from reclaim.placement import build_placer
@@ -14,7 +15,7 @@ from tiny_workloads import tiny_workload
 class Probe:
     """At the third tick, hands the view and actuator to ``check`` and returns no decisions."""
 
-    needs_forecast = False
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
     def __init__(self, check) -> None:
         self.check = check

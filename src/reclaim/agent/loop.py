@@ -36,7 +36,7 @@ from reclaim.agent.collector import Collector, LiveView
 from reclaim.agent.config import AgentSettings
 from reclaim.agent.store import Store
 from reclaim.core.clock import SimClock, WallClock
-from reclaim.core.control import control_step, forecast_usage
+from reclaim.core.control import control_step, forecast_usage, in_grace
 from reclaim.core.engine import Engine
 from reclaim.core.types import CPU, Decisions, R, Status
 from reclaim.core.view import Actuator
@@ -287,7 +287,7 @@ class Agent:
             f"{s.controller}: elastic component does not fit after older ones: preempt (youngest first)"
         )
 
-        grace = view.now - wl.start[rows] < s.grace_s
+        grace = in_grace(view.now, wl.start[rows], s.grace_s)
         target[grace] = request[grace]
         reason[grace & ~evict] = "grace period: reservation"
         throttled = self.collector.throttled[rows] & ~grace & ~evict

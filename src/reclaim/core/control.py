@@ -1,4 +1,6 @@
-"""The controller interface and the one control step shared by the simulator and the live agent."""
+"""The policy interface and the one control step every loop runs: the shaping simulator's tick,
+the live agent's period, CORP's lending refresh, the LAVA pool's defragmentation and the TVW
+replay's placement all pass through :func:`control_step`, each with its own view and actuator."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.types import Decisions, R
 from reclaim.core.view import Actuator, ClusterView
@@ -64,13 +67,23 @@ def forecast_usage(
     return UsageForecast(rows, mean, std, fallback)
 
 
+def in_grace(now: float, start: NDArray[np.floating], grace_s: float) -> NDArray[np.bool_]:
+    """The grace rule, the same in every loop: a workload started (``start``, seconds) less than
+    ``grace_s`` before ``now`` keeps its reservation; it is neither forecast nor shaped."""
+    return now - start < grace_s
+
+
+def grace_of(controller: Controller) -> float:
+    """The grace period ``controller`` declares (0 for a policy that keeps none)."""
+    grace = capabilities(controller, ControllerCapabilities).grace_s
+    return 0.0 if grace is None else grace
+
+
 class Controller(Protocol):
-    """Decides allocations from the cluster view and a forecast of running workloads' usage.
+    """Decides from the cluster view and, when its capabilities say ``needs_forecast``, a
+    forecast of the running workloads' usage (else the forecast is None)."""
 
-    ``needs_forecast`` False lets the caller skip forecasting entirely (the forecast is None).
-    """
-
-    needs_forecast: bool
+    __capabilities__: ControllerCapabilities
 
     def decide(self, view: ClusterView, forecast: Any) -> Decisions: ...
 
@@ -79,7 +92,7 @@ class Controller(Protocol):
 class ControlStep:
     """What one pass of the loop saw and did.
 
-    rows: (n,) int64 running rows decided on; forecast: the :class:`UsageForecast` (None when the
+    rows: (n,) the rows decided on; forecast: the :class:`UsageForecast` (None when the
     controller needs none or the forecaster failed); decisions: what went to the actuator (after
     the guard); status: the actuator's Status per decision row, empty when nothing was applied;
     failure: ``(stage, error)``, ``stage`` "forecaster" or "controller", when a caught exception
@@ -100,25 +113,29 @@ Guard = Callable[[NDArray[np.int64], Decisions, UsageForecast | None, Any], Deci
 def control_step(
     view: ClusterView,
     controller: Controller,
-    forecast: Callable[[NDArray[np.int64]], UsageForecast],
+    forecast: Callable[[NDArray[np.int64]], UsageForecast] | None,
     actuator: Actuator,
     guard: Guard | None = None,
     catch: bool = False,
+    rows: NDArray[np.integer] | None = None,
 ) -> ControlStep:
-    """One forecast -> decide -> apply pass over the running rows of an observed ``view``: the
-    simulator's tick and the agent's period both run this.
+    """One forecast -> decide -> apply pass over the rows of an observed ``view``: every loop
+    runs this (module docstring).
 
-    ``forecast(rows)`` runs only when there are rows and the controller needs a forecast.
+    ``rows``: the rows the policy decides over, by default the view's running rows (a placement
+    policy decides over its queue). Nothing is forecast or decided when there are none.
+    ``forecast(rows)`` runs only when the controller's capabilities say ``needs_forecast``
+    (None is fine for a policy that needs none).
     ``guard(rows, decisions, forecast, failure)`` returns what is really applied (the agent's grace
     period, fail safe and usage floors; a dry run returns no rows); None applies the controller's
     decisions as they are. ``catch``: an exception of the forecaster or the controller becomes
     ``failure`` and no decisions instead of propagating (on live hosts a model bug must not leave
     tight limits behind; in a simulation it is a bug to see).
     """
-    rows = view.running
+    rows = view.running if rows is None else rows
     predicted, decisions, failure = None, Decisions(), None
     t0 = time.perf_counter()
-    if len(rows) and getattr(controller, "needs_forecast", False):
+    if len(rows) and capabilities(controller, ControllerCapabilities).needs_forecast:
         try:
             predicted = forecast(rows)
         except Exception as err:

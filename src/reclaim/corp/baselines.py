@@ -28,13 +28,16 @@ the same answer bit for bit (:func:`assign_shares` takes an explicit seed).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Self
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.capabilities import ControllerCapabilities, ProvisionerCapabilities
 from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
+from reclaim.core.types import Decisions
 from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import ForecastError
@@ -88,6 +91,7 @@ class _Baseline(Component):
     """Settings by name (scikit-learn convention) and a ``fit`` that only checks its input."""
 
     name = ""
+    __capabilities__ = ProvisionerCapabilities()
 
     def fit(self, usage: GroupedArray, request: ArrayLike) -> Self:
         """Nothing to learn across jobs: check the input, record how many series, return self."""
@@ -472,7 +476,8 @@ class Dra(_Baseline):
     instead splits the purchased capacity (every VM's) among the VMs every window by
     :func:`redistribute` over the static 4:2:1 shares of :func:`assign_shares` and each VM's
     demand (the sum of its jobs' :meth:`demand`), and places new jobs on what is left unallocated
-    at a random VM (``redistributes`` tells it to; see :mod:`reclaim.corp.simulator`).
+    at a random VM (its capabilities' ``redistributes`` tells it to; see
+    :mod:`reclaim.corp.simulator`).
     ``mode="lend"``: the earlier reading, kept for comparison: lendable = ``request - demand``,
     clipped to [0, request], lent to new jobs like the other methods' offers.
     """
@@ -484,11 +489,12 @@ class Dra(_Baseline):
         self.mode = mode
 
     @property
-    def redistributes(self) -> bool:
-        """True when the simulator must run DRA's VM-level redistribution (``mode="published"``)."""
+    def __capabilities__(self) -> ProvisionerCapabilities:  # type: ignore[override]
+        """``redistributes`` when the simulator must run DRA's VM-level redistribution
+        (``mode="published"``)."""
         if self.mode not in ("published", "lend"):
             raise ReclaimError(f"dra: mode must be 'published' or 'lend', got {self.mode!r}")
-        return self.mode == "published"
+        return ProvisionerCapabilities(redistributes=self.mode == "published")
 
     def demand(self, history: GroupedArray) -> NDArray[np.float64]:
         """(S,) mean usage over each job's last ``window`` slots (0 for an empty history)."""
@@ -506,7 +512,7 @@ class Dra(_Baseline):
     ) -> NDArray[np.float64]:
         """(S,) ``request - mean recent usage``, clipped to [0, request]; 0 for empty histories
         and always 0 in ``mode="published"`` (DRA lends nothing)."""
-        if self.redistributes:
+        if self.__capabilities__.redistributes:
             _check(history, request, self.name)
             _check_horizon(horizon)
             return np.zeros(len(history))
@@ -519,3 +525,48 @@ class Dra(_Baseline):
         _check_horizon(horizon)
         point = req - self.demand(history)
         return _estimate(point, point, history.lengths > 0, req)
+
+
+@dataclass(frozen=True, slots=True)
+class EntitlementView:
+    """What :class:`DraPlacement` reads: ``running``, the waiting jobs in queue order (rows of
+    the simulator's job table), ``request`` (N, R) of every job and ``entitlement`` (V, R), the
+    capacity each VM is entitled to now."""
+
+    now: float
+    running: NDArray[np.int64]
+    request: NDArray[np.float64]
+    entitlement: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class DraPlacement:
+    """DRA's placement (section IV) as a policy on the control step: each waiting job, in order,
+    out of the purchased capacity ``total`` (R,) no VM is entitled to, on a VM drawn by ``rng``
+    among those whose PM (``vm_pm`` (V,) of PMs of ``pm_capacity`` (P, R)) still has room; the
+    VM's entitlement grows by the request. A job that fits nowhere is left out (it waits)."""
+
+    total: NDArray[np.float64]
+    pm_capacity: NDArray[np.float64]
+    vm_pm: NDArray[np.int64]
+    rng: np.random.Generator
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
+
+    def decide(self, view: EntitlementView, forecast: object = None) -> Decisions:
+        ent = view.entitlement.copy()  # as the binds before each job will have left it
+        pm_used = np.zeros_like(self.pm_capacity)
+        np.add.at(pm_used, self.vm_pm, ent)
+        jobs, vms = [], []
+        for job in view.running.tolist():
+            req = view.request[job]
+            pool = self.total - ent.sum(axis=0)
+            fits = bool((req <= pool + 1e-9).all())
+            room = (pm_used[self.vm_pm] + req <= self.pm_capacity[self.vm_pm] + 1e-9).all(axis=1)
+            if not fits or not room.any():
+                continue
+            vm = int(self.rng.choice(np.flatnonzero(room)))
+            ent[vm] += req
+            pm_used[self.vm_pm[vm]] += req
+            jobs.append(job)
+            vms.append(vm)
+        return Decisions(bind_rows=np.array(jobs, np.int64), bind_hosts=np.array(vms, np.int64))

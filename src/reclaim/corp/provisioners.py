@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import ProvisionerCapabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.corp.provisioning import UnusedEstimate
 from reclaim.errors import ReclaimError
@@ -29,6 +30,7 @@ class CorpProvisioner(UnusedPredictor):
     #: Read only by ``predict`` (the bound and the unlock rule), never by ``fit``: a sweep over
     #: them reuses one fitted network (:mod:`reclaim.corp.experiment`).
     PREDICT_SETTINGS = ("confidence", "epsilon", "p_threshold")
+    __capabilities__ = ProvisionerCapabilities()
 
     def lendable(
         self, history: GroupedArray, request: NDArray[np.float64], horizon: int

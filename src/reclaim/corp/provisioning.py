@@ -6,7 +6,8 @@ implement :class:`Provisioner`; the simulator calls it once per window for every
 resource, and the VM choice is the method's placement (CORP: complementary packing and the most
 matched VM; the baselines: a random feasible VM). One provisioner per resource together make a
 controller: :func:`lend_decisions` turns their answers into the ``lend`` rows of a
-:class:`~reclaim.core.types.Decisions`.
+:class:`~reclaim.core.types.Decisions`, and :class:`Lending` is that controller on the core's
+control step (:func:`~reclaim.core.control.control_step`), as the simulator runs it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Protocol, Self
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
@@ -62,6 +64,33 @@ class Provisioner(Protocol):
         """The prediction behind ``lendable``: what stays unused over the next ``horizon`` slots
         (point and conservative), whether or not it would be lent."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class LendingView:
+    """What :class:`Lending` reads at a refresh: ``running``, the jobs that may lend (holding
+    their own allocation, at least one slot run; rows of the simulator's job table), their
+    ``request`` (n, R) and ``history(r)``, their usage of resource ``r`` so far (n series)."""
+
+    now: float
+    running: NDArray[np.int64]
+    request: NDArray[np.float64]
+    history: Callable[[int], GroupedArray]
+
+
+@dataclass(frozen=True)
+class Lending:
+    """One provisioner per resource as a policy on the control step: each job of the view lends
+    what :func:`lend_decisions` says for the next ``horizon`` slots."""
+
+    provisioners: Sequence[Provisioner]
+    horizon: int
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
+
+    def decide(self, view: LendingView, forecast: object = None) -> Decisions:
+        return lend_decisions(
+            self.provisioners, view.running, view.history, view.request, self.horizon
+        )
 
 
 def lend_decisions(

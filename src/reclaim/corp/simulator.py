@@ -55,7 +55,7 @@ section IV runs the baselines). Every slot (``slot_s``, 10 s), in this order:
    error is likely within [0, epsilon)) exist to keep that probability high: the SLO a provisioner
    risks is its borrowers'.
 
-**DRA as published** (a provisioner whose ``redistributes`` is true, :class:`~reclaim.corp.
+**DRA as published** (a provisioner whose capabilities say ``redistributes``, :class:`~reclaim.corp.
 baselines.Dra`): nothing is lent. At every refresh each running job's demand is estimated (the
 provisioner's ``demand`` over what the job wanted, up to its request; a job without history: its
 request) and the purchased capacity (all VMs') is re-split among the VMs by weighted max-min over
@@ -104,12 +104,14 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim import registry
+from reclaim.core.capabilities import ProvisionerCapabilities, capabilities
+from reclaim.core.control import control_step
 from reclaim.core.engine import Engine
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable
-from reclaim.core.types import RESOURCES, R
+from reclaim.core.types import RESOURCES, Decisions, R
 from reclaim.corp import metrics
-from reclaim.corp.provisioning import lend_decisions
+from reclaim.corp.provisioning import Lending, LendingView
 from reclaim.corp.scenario import CorpScenario, JobSet
 from reclaim.corp.scoring import PredictionScores, score_predictions
 from reclaim.errors import ReclaimError
@@ -343,7 +345,7 @@ def warm_up(provisioners: list[Any], placer: Placer, window: int) -> None:
     n_slots = 48 * window + 12
     hist = GroupedArray(rng.random(2 * n_slots), np.array([0, n_slots, 2 * n_slots], np.int64))
     for prov in copy.deepcopy(provisioners):
-        if getattr(prov, "redistributes", False):
+        if capabilities(prov, ProvisionerCapabilities).redistributes:
             prov.demand(hist)
         else:
             prov.lendable(hist, np.ones(2), window)
@@ -396,6 +398,7 @@ class _Simulation:
         self.borrowing = borrowing
         self.lend = np.zeros((n, R))  # offered for the current window (lenders only)
         self.committed = np.zeros((n, R))  # lent out and taken by borrowers
+        self.lending = Lending(provisioners, window)
         # loans: (borrower, lender, amount); orphan once the lender ended (charged to its VM)
         self.loan_b: list[int] = []
         self.loan_l: list[int] = []
@@ -423,18 +426,21 @@ class _Simulation:
         self._batch_ids: list[NDArray[np.int64]] = []
         # DRA as published: VM entitlements re-split from the purchased capacity every refresh
         self.dra = bool(provisioners) and all(
-            getattr(p, "redistributes", False) for p in provisioners
+            capabilities(p, ProvisionerCapabilities).redistributes for p in provisioners
         )
         if self.dra:
-            from reclaim.corp.baselines import assign_shares
+            from reclaim.corp.baselines import DraPlacement, assign_shares
 
             self.shares = assign_shares(v, seed)
             self.total = self.vms.capacity.sum(axis=0)
-            self.pm_cap = np.asarray(sc.pm_capacity, np.float64)
-            self.vm_pm = np.asarray(sc.vm_pm, np.int64)
             self.ent = np.zeros((v, R))  # entitlement: capacity DRA gives each VM, (V, R)
             self.est = np.zeros((n, R))  # each running job's estimated demand
-            self.dra_rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
+            self.dra_placement = DraPlacement(
+                self.total,
+                np.asarray(sc.pm_capacity, np.float64),
+                np.asarray(sc.vm_pm, np.int64),
+                np.random.default_rng(np.random.SeedSequence([seed, 7])),
+            )
 
     # ---- the loop
 
@@ -484,10 +490,27 @@ class _Simulation:
             return GroupedArray(np.ascontiguousarray(self.used_log[slots, who, r]), indptr)
 
         tic = time.perf_counter()
-        decisions = lend_decisions(self.provs, cand, history, self.req[cand], self.window)
-        self.lend[decisions.lend_rows] = decisions.lend_amount
+        view = LendingView(float(t), cand, self.req[cand], history)
+        control_step(view, self.lending, None, self)
         self.predict_s += time.perf_counter() - tic
         self.pred_rows.append((cand, t, self.lend[cand].copy()))
+
+    def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        """The actuator of the slots: a ``lend`` row offers its amounts until the next refresh;
+        a ``bind`` row (DRA's placement) starts its job on the VM, whose entitlement grows by the
+        request. Status OK per row."""
+        decisions.require(("lend", "bind"), "the CORP simulator")
+        self.lend[decisions.lend_rows] = decisions.lend_amount
+        for job, vm in zip(
+            decisions.bind_rows.tolist(), decisions.bind_hosts.tolist(), strict=True
+        ):
+            req = self.req[job]
+            self.ent[vm] += req
+            self.est[job] = req
+            self.host[job] = vm
+            self.start[job] = self.t
+            self.vms.take(vm, req)
+        return np.zeros(len(decisions.lend_rows) + len(decisions.bind_rows), np.int8)
 
     def _allocate(self, t: int) -> None:
         waiting = (self.host < 0) & (self.submit <= t)
@@ -573,24 +596,13 @@ class _Simulation:
 
     def _dra_allocate(self, t: int, batch: NDArray[np.int64]) -> None:
         """New jobs on unallocated capacity (purchased minus every VM's entitlement), each on a
-        random VM whose PM still has room for it; the VM's entitlement grows by the request."""
-        pm_used = np.zeros_like(self.pm_cap)
-        np.add.at(pm_used, self.vm_pm, self.ent)
-        for job in batch.tolist():
-            req = self.req[job]
-            pool = self.total - self.ent.sum(axis=0)
-            fits = bool((req <= pool + 1e-9).all())
-            room = (pm_used[self.vm_pm] + req <= self.pm_cap[self.vm_pm] + 1e-9).all(axis=1)
-            if not fits or not room.any():
-                self.waited[job] += 1
-                continue
-            vm = int(self.dra_rng.choice(np.flatnonzero(room)))
-            self.ent[vm] += req
-            pm_used[self.vm_pm[vm]] += req
-            self.est[job] = req
-            self.host[job] = vm
-            self.start[job] = t
-            self.vms.take(vm, req)
+        random VM whose PM still has room for it (:class:`~reclaim.corp.baselines.DraPlacement`
+        on the control step); the rest wait."""
+        from reclaim.corp.baselines import EntitlementView
+
+        view = EntitlementView(float(t), batch, self.req, self.ent)
+        step = control_step(view, self.dra_placement, None, self)
+        self.waited[batch[~np.isin(batch, step.decisions.bind_rows)]] += 1
 
     def _borrow(self, job: int, vm: int, lenders: NDArray[np.int64]) -> None:
         """Place ``job`` on the unlocked unused resources of ``vm``, charging its lenders."""

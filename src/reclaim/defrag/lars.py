@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.component import Component
 from reclaim.core.types import Decisions
 from reclaim.errors import ReclaimError
@@ -73,6 +74,7 @@ class Defragmenter(Component):
     hosts_per_round: int = 2
     max_in_flight: int = 3
     migration_s: float = 1200.0
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:
@@ -94,9 +96,10 @@ class Defragmenter(Component):
         waiting = vm[view.draining[view.vm_host[vm]] & (view.vm_dst[vm] < 0)]
         return migration_order(view, waiting, self.order)
 
-    def decide(self, view) -> Decisions:
-        """The migrations wanted now, as a controller states them: the VMs waiting to leave
-        draining hosts, in migration order, each to the host the placer picks (-1)."""
+    def decide(self, view, forecast: object = None) -> Decisions:
+        """The migrations wanted now, as a policy on the control step states them: the VMs
+        waiting to leave draining hosts, in migration order, each to the host the placer picks
+        (-1)."""
         return Decisions(migrate_rows=self.queue(view), migrate_hosts=-1)
 
     def release_stuck(self, view, stuck: set[int], sources: NDArray[np.int32]) -> None:

@@ -67,6 +67,7 @@ from typing import Any, NoReturn
 import polars as pl
 
 from reclaim import __version__, registry
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
 from reclaim.core.tables import HostTable
 from reclaim.core.types import CPU
 from reclaim.errors import ReclaimError
@@ -557,7 +558,7 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         cp["k2"] = float(gaussian_quantile(coverage))
         slug.append(f"cov={_short(coverage)}")
     resolved = err.build("controller", controller, cp, f"{where}.controller_params")
-    needs = bool(getattr(resolved, "needs_forecast", False))
+    needs = capabilities(resolved, ControllerCapabilities).needs_forecast
     if needs and forecaster is None:
         err.fail(f"{where}.forecaster", f"controller {controller!r} needs a forecaster")
     if not needs and (forecaster is not None or fp):

@@ -21,6 +21,7 @@ from typing import Any, Self
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from reclaim.core.capabilities import ForecasterCapabilities
 from reclaim.core.component import Component
 from reclaim.core.grouped import GroupedArray
 from reclaim.errors import ReclaimError
@@ -157,11 +158,11 @@ class KeyedState:
 class Forecaster(Component):
     """Base class: constructors store settings only; learned state ends in ``_``.
 
-    Subclasses implement :meth:`fit` and :meth:`predict`. ``needs_future`` marks a forecaster
-    that must be handed the true future (``fit(..., future=)``), the oracle.
+    Subclasses implement :meth:`fit` and :meth:`predict`. A forecaster whose capabilities say
+    ``needs_future`` must be handed the true future (``fit(..., future=)``): the oracle.
     """
 
-    needs_future = False
+    __capabilities__ = ForecasterCapabilities()
 
     def fit(self, y: GroupedArray, keys: ArrayLike | None = None, **kw: Any) -> Self:
         raise NotImplementedError

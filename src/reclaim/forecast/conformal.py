@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from reclaim import registry
+from reclaim.core.capabilities import ForecasterCapabilities, capabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import (
     Forecast,
@@ -67,8 +68,8 @@ class Conformal(Forecaster):
         self.min_scores = min_scores
 
     @property
-    def needs_future(self) -> bool:  # type: ignore[override]
-        return bool(self._base().needs_future)
+    def __capabilities__(self) -> ForecasterCapabilities:  # type: ignore[override]
+        return capabilities(self._base(), ForecasterCapabilities)
 
     def _base(self) -> Forecaster:
         if not hasattr(self, "base_"):

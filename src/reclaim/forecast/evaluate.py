@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from scipy.special import ndtr, ndtri
 
 from reclaim import registry
+from reclaim.core.capabilities import ForecasterCapabilities, capabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import Forecaster, ForecastError
 
@@ -73,7 +74,8 @@ def rolling_forecasts(
         rows = (start[:, None] + np.arange(w)).ravel()
         batch = GroupedArray(data[rows], np.arange(len(series) + 1, dtype=np.int64) * w)
         actual = data[start + w]
-        extra = {"future": actual[:, None]} if model.needs_future else {}
+        needs = capabilities(model, ForecasterCapabilities).needs_future
+        extra = {"future": actual[:, None]} if needs else {}
         began = time.perf_counter()
         fc = model.forecast(batch, 1, keys=series, **extra)
         spent += time.perf_counter() - began

@@ -11,6 +11,7 @@ from typing import Self
 import numpy as np
 from numpy.typing import ArrayLike
 
+from reclaim.core.capabilities import ForecasterCapabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import (
     Forecast,
@@ -26,7 +27,7 @@ from reclaim.registry import register
 class Oracle(Forecaster):
     """Mean = the true future (S, h) given to :meth:`fit`; std = 0."""
 
-    needs_future = True
+    __capabilities__ = ForecasterCapabilities(needs_future=True)
 
     def fit(self, y: GroupedArray, keys: ArrayLike | None = None, *, future: ArrayLike) -> Self:
         validate_series(y, "oracle")

@@ -24,9 +24,10 @@ import polars as pl
 from numpy.typing import NDArray
 
 from reclaim import registry
+from reclaim.core.control import control_step
 from reclaim.core.engine import Engine
 from reclaim.core.tables import HostTable
-from reclaim.core.types import RESOURCES_GPU
+from reclaim.core.types import RESOURCES_GPU, Decisions, Status
 from reclaim.defrag import Defragmenter
 from reclaim.errors import ReclaimError
 from reclaim.lifetime.vms import LifetimePredictor, VmTable
@@ -524,25 +525,35 @@ class _PoolReplay:
     def _start_migrations(self) -> set[int]:
         """Start migrations from draining hosts while slots are free; returns the draining hosts
         with a VM that found no destination."""
-        view, stuck = self.view, set()
+        view = self.view
         if self.defrag is None or not view.draining.any():
-            return stuck
-        wanted = self.defrag.decide(view)
-        for vm, dst in zip(
-            wanted.migrate_rows.tolist(), wanted.migrate_hosts.tolist(), strict=True
-        ):
+            return set()
+        step = control_step(view, self.defrag, None, self)
+        refused = step.decisions.migrate_rows[step.status == Status.UNSCHEDULABLE]
+        return set(view.vm_host[refused].tolist())  # a refused VM stays where it was
+
+    def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        """The migrate actuator: start the migrations in order while fewer than the
+        defragmenter's ``max_in_flight`` run (the rest stay PENDING, asked again later); a VM
+        with no destination (the placer's, or the named host unfit) is UNSCHEDULABLE."""
+        decisions.require(("migrate",), "the LAVA pool replay")
+        view = self.view
+        rows, hosts = decisions.migrate_rows, decisions.migrate_hosts
+        status = np.full(len(rows), Status.PENDING, np.int8)
+        for i, (vm, dst) in enumerate(zip(rows.tolist(), hosts.tolist(), strict=True)):
             if self.in_flight >= self.defrag.max_in_flight:
                 break
             dst = self._choose(vm) if dst < 0 else self._checked(vm, dst)
             if dst < 0:
-                stuck.add(int(view.vm_host[vm]))
+                status[i] = Status.UNSCHEDULABLE
                 continue
             view.start_migration(vm, dst)
             self.placer.on_bind(view, vm, dst)
             self.migrations += 1
             self.in_flight += 1
             self.engine.schedule(view.now + self.defrag.migration_s, MIGRATED, MIGRATED, vm)
-        return stuck
+            status[i] = Status.OK
+        return status
 
     def sample(self, t: float, _: int) -> None:
         self.advance(t)

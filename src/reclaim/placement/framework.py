@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from reclaim import registry
+from reclaim.core.capabilities import PlacementCapabilities, capabilities
 from reclaim.errors import ReclaimError
 from reclaim.placement._kernels import (
     best_by_levels,
@@ -59,36 +61,41 @@ class CycleState:
 
 
 class PlacementPlugin(Protocol):
-    """One concern of placement. ``monotone`` promises that a host's score never falls as load is
-    added to it (true of packing scores such as best-fit); the framework then fills the best host
-    with a run of identical workloads in one step instead of rescoring after each bind."""
+    """One concern of placement: every plugin scores. What else it offers, and promises, it
+    declares in ``__capabilities__`` (:class:`~reclaim.core.capabilities.PlacementCapabilities`),
+    which the placer reads once to choose its paths: the protocols below (filter, group, view
+    hooks), a compiled score ``kernel`` or ``group_kernel``, ``monotone`` (a host's score never
+    falls as load is added, so the best host may be filled with a run in one step) and
+    ``needs_view`` (it scores from ``CycleState.view``/``items`` and raises ReclaimError without
+    them)."""
 
-    monotone: bool
-    # Optional: a numba.njit ``kernel(capacity, free, req (R-tuple), out (H,))`` writing the raw
-    # scores of one request; a placer of one monotone plugin with a kernel binds in compiled code.
-    kernel: object
-    # Optional: a numba.njit ``group_kernel`` that binds a whole batch exactly as the reference
-    # path does for a placer of this plugin alone (see ``corp_packing.corp_group_kernel`` for the
-    # signature); used by such a placer, since a plugin with ``prepare`` gets no ``kernel`` path.
-    group_kernel: object
-    # Optional: ``prepare(state) -> (B,) int64 | None``, a group label per batch row; rows sharing a
-    # label are bound to one host together (or, if the group fits nowhere, each on its own).
-    prepare: object
-    # Optional: True when the plugin scores from ``CycleState.view``/``items`` (it then raises
-    # ReclaimError without them); ``on_bind(view, item, host)``/``on_exit(view, item, host)`` hooks
-    # are called by the owner of the view after it recorded a bind or an exit.
-    needs_view: bool
-
-    def filter(self, state: CycleState) -> NDArray[np.bool_] | None: ...  # (B,H) or None
+    __capabilities__: PlacementCapabilities
 
     def score(self, state: CycleState, feasible: NDArray[np.bool_]) -> NDArray | None: ...
 
     def normalize(self, raw: NDArray, feasible: NDArray[np.bool_]) -> NDArray[np.float64]: ...
 
 
-def no_filter(self, state: CycleState) -> None:
-    """A plugin that only scores uses this as its ``filter``."""
-    return None
+class Filter(Protocol):
+    """Declared by ``filters``: (B, H) False where a host is ruled out, or None."""
+
+    def filter(self, state: CycleState) -> NDArray[np.bool_] | None: ...
+
+
+class Grouper(Protocol):
+    """Declared by ``groups``: a group label per batch row; rows sharing a label are bound to
+    one host together (or, if the group fits nowhere, each on its own)."""
+
+    def prepare(self, state: CycleState) -> NDArray[np.int64] | None: ...
+
+
+class ViewHooks(Protocol):
+    """Declared by ``view_hooks``: called by the owner of the view after it recorded a bind or
+    an exit, so that the plugin can keep per-host state of its own."""
+
+    def on_bind(self, view, item: int, host: int) -> None: ...
+
+    def on_exit(self, view, item: int, host: int) -> None: ...
 
 
 def fits(state: CycleState) -> NDArray[np.bool_]:
@@ -143,44 +150,62 @@ class Placer:
         ]
         return cls(built, combine)  # type: ignore[arg-type]
 
-    @property
-    def monotone(self) -> bool:
-        return all(p.plugin.monotone for p in self.plugins)
+    @cached_property
+    def _capabilities(self) -> list[PlacementCapabilities]:
+        """Each plugin's declaration, read once: the paths below are chosen from it."""
+        return [capabilities(wp.plugin, PlacementCapabilities) for wp in self.plugins]
 
-    @property
+    @cached_property
+    def monotone(self) -> bool:
+        return all(c.monotone for c in self._capabilities)
+
+    @cached_property
     def needs_view(self) -> bool:
-        return any(getattr(p.plugin, "needs_view", False) for p in self.plugins)
+        return any(c.needs_view for c in self._capabilities)
+
+    def _declaring(self, capability: str) -> list:
+        """The plugins, in order, whose capabilities say ``capability`` (a known name)."""
+        pairs = zip(self.plugins, self._capabilities, strict=True)
+        return [wp.plugin for wp, caps in pairs if getattr(caps, capability)]
+
+    @cached_property
+    def _filters(self) -> list[Filter]:
+        return self._declaring("filters")
+
+    @cached_property
+    def _groupers(self) -> list[Grouper]:
+        return self._declaring("groups")
+
+    @cached_property
+    def _hooked(self) -> list[ViewHooks]:
+        return self._declaring("view_hooks")
 
     def on_bind(self, view, item: int, host: int) -> None:
         """Tell the plugins that hold state of their own that ``item`` now holds room on ``host``
         (``view`` already records it)."""
-        for wp in self.plugins:
-            hook = getattr(wp.plugin, "on_bind", None)
-            if hook is not None:
-                hook(view, item, host)
+        for plugin in self._hooked:
+            plugin.on_bind(view, item, host)
 
     def on_exit(self, view, item: int, host: int) -> None:
         """Tell the plugins that ``item`` left ``host`` (``view`` already records it)."""
-        for wp in self.plugins:
-            hook = getattr(wp.plugin, "on_exit", None)
-            if hook is not None:
-                hook(view, item, host)
+        for plugin in self._hooked:
+            plugin.on_exit(view, item, host)
 
-    @property
+    @cached_property
     def _kernel(self):
         """The single plugin's score kernel when compiled binding gives the same result."""
         if len(self.plugins) != 1:
             return None
-        plugin = self.plugins[0].plugin
+        caps = self._capabilities[0]
         if (
-            not plugin.monotone
+            not caps.monotone
             or self.plugins[0].weight <= 0
-            or type(plugin).filter is not no_filter
-            or hasattr(plugin, "prepare")
-            or getattr(plugin, "needs_view", False)  # a kernel sees free capacity only
+            or caps.filters
+            or caps.groups
+            or caps.needs_view  # a kernel sees free capacity only
         ):
             return None
-        return getattr(plugin, "kernel", None)
+        return caps.kernel
 
     @property
     def compiled_kernel(self):
@@ -189,36 +214,27 @@ class Placer:
         compiled code of their own, as the simulator's event loop does."""
         return self._kernel if self.compiled else None
 
-    @property
+    @cached_property
     def _group_kernel(self):
         """The single plugin's batch kernel, when it can stand in for the reference path: it
         reproduces filter-free, min-max normalised, monotone scoring from free capacity alone."""
         if len(self.plugins) != 1:
             return None
-        plugin = self.plugins[0].plugin
-        if (
-            not plugin.monotone
-            or type(plugin).filter is not no_filter
-            or getattr(plugin, "normalize", None) is not min_max_normalize
-            or getattr(plugin, "needs_view", False)
-        ):
+        caps = self._capabilities[0]
+        if not caps.monotone or caps.filters or not caps.min_max or caps.needs_view:
             return None
-        return getattr(plugin, "group_kernel", None)
+        return caps.group_kernel
 
-    @property
+    @cached_property
     def _lean_scorer(self):
         """The single plugin, when :meth:`_place_run` may rank by its raw scores in compiled code
         (its own ``score`` still draws them): no filter, min-max normalisation, no grouping."""
         if len(self.plugins) != 1:
             return None
-        plugin = self.plugins[0].plugin
-        if (
-            type(plugin).filter is not no_filter
-            or getattr(plugin, "normalize", None) is not min_max_normalize
-            or hasattr(plugin, "prepare")
-        ):
+        caps = self._capabilities[0]
+        if caps.filters or not caps.min_max or caps.groups:
             return None
-        return plugin
+        return self.plugins[0].plugin
 
     def rank(self, state: CycleState) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
         """Feasibility (B, H) and preference levels (L, B, H) in [0, 100], higher is better.
@@ -227,8 +243,8 @@ class Placer:
         scoring plugin, the first deciding and the later ones breaking its ties.
         """
         feasible = fits(state)
-        for wp in self.plugins:
-            mask = wp.plugin.filter(state)
+        for plugin in self._filters:
+            mask = plugin.filter(state)
             if mask is not None:
                 feasible &= mask
         levels = []
@@ -333,11 +349,8 @@ class Placer:
 
     def _groups(self, capacity, free, up, request, view, items) -> NDArray[np.int64] | None:
         """The first grouping a plugin proposes for the batch, or None if it groups nothing."""
-        for wp in self.plugins:
-            prepare = getattr(wp.plugin, "prepare", None)
-            if prepare is None:
-                continue
-            labels = prepare(CycleState(capacity, free, up, request, view, items))
+        for plugin in self._groupers:
+            labels = plugin.prepare(CycleState(capacity, free, up, request, view, items))
             if labels is not None and len(np.unique(labels)) < len(labels):
                 return labels
         return None

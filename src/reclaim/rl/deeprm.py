@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.types import RESOURCES
 from reclaim.errors import ReclaimError
 from reclaim.placement.framework import CycleState, Placer, build_placer
@@ -259,9 +260,8 @@ class DeepRM(BestFit):
     """Best-Fit's score; ``select`` is DeepRM's learned choice of which waiting workload to place
     next (``path``: a saved selector, default the shipped one), used by :func:`run_deeprm`."""
 
-    monotone = False
-    kernel = None
-    stateful = True  # its selection needs DeepRM's state: run through run_deeprm
+    # stateful: its selection needs DeepRM's state, so it runs through run_deeprm
+    __capabilities__ = PlacementCapabilities(stateful=True)
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path

@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 HIDDEN = 20
@@ -103,14 +104,13 @@ class TVWRL(Component):
     (D,) observation. ``path``: a saved policy (default: the shipped one).
     """
 
-    monotone = False  # the score depends on the whole cluster state, not on free capacity alone
-    stateful = True  # needs ``observe``: the generic plugin checks cannot drive it
+    # not monotone: the score depends on the whole cluster state, not on free capacity alone;
+    # stateful: it needs ``observe``, so the generic plugin checks cannot drive it
+    __capabilities__ = PlacementCapabilities(stateful=True)
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
         self.observe = None
-
-    filter = no_filter
 
     def score(self, state: CycleState, feasible):
         """(B, H) the policy's logits for the current state, the same for every row."""

@@ -11,6 +11,9 @@ failure, and a raise its host cannot hold becomes one.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.control import UsageForecast
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
@@ -36,6 +39,10 @@ class Optimistic(Shaper):
             k1, k2, grace_s, max_failures, failure_target, failure_step, shape_on_fallback
         )
         self.soft_memory_limits = soft_memory_limits
+
+    @property
+    def __capabilities__(self) -> ControllerCapabilities:
+        return replace(super().__capabilities__, soft_memory_limits=bool(self.soft_memory_limits))
 
     def decide(self, view: ClusterView, forecast: UsageForecast) -> Decisions:
         target, _ = self.targets(view, forecast)

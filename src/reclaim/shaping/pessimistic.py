@@ -23,8 +23,11 @@ fitting exactly would be an artefact of the comparison, not a policy.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.control import UsageForecast
 from reclaim.core.types import RESOURCES, Decisions
 from reclaim.core.view import ClusterView
@@ -54,6 +57,10 @@ class Pessimistic(Shaper):
         )
         self.soft_memory_limits = soft_memory_limits
         self.fit_on = fit_on
+
+    @property
+    def __capabilities__(self) -> ControllerCapabilities:
+        return replace(super().__capabilities__, soft_memory_limits=bool(self.soft_memory_limits))
 
     def decide(self, view: ClusterView, forecast: UsageForecast) -> Decisions:
         wl = view.workloads

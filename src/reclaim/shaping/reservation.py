@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.component import Component
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
@@ -15,7 +16,7 @@ from reclaim.registry import register
 
 @register("controller", "reservation")
 class Reservation(Component):
-    needs_forecast = False
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
     def decide(self, view: ClusterView, forecast: object = None) -> Decisions:
         """Resize back to the request any running row whose limit differs from it."""

@@ -30,16 +30,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.component import Component
-from reclaim.core.control import UsageForecast
+from reclaim.core.control import UsageForecast, in_grace
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
 
 
 class Shaper(Component):
     """Base of the forecast-driven controllers: settings and the target allocation of each row."""
-
-    needs_forecast = True
 
     def __init__(
         self,
@@ -67,6 +66,10 @@ class Shaper(Component):
         self.failure_step = failure_step
         self.shape_on_fallback = shape_on_fallback
 
+    @property
+    def __capabilities__(self) -> ControllerCapabilities:
+        return ControllerCapabilities(grace_s=float(self.grace_s))
+
     def targets(
         self, view: ClusterView, forecast: UsageForecast
     ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
@@ -79,7 +82,7 @@ class Shaper(Component):
         wl, rows = view.workloads, forecast.rows
         request = wl.request[rows].astype(np.float64)
         shaped = (
-            (view.now - wl.start[rows] >= self.grace_s)
+            ~in_grace(view.now, wl.start[rows], self.grace_s)
             & np.isfinite(forecast.mean).all(axis=1)
             # a forecast without a spread (one sample: std inf) gives no buffer; at K2 = 0,
             # which a failure target may reach, 0 * inf would otherwise make the target NaN

@@ -98,6 +98,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.component import Component
 from reclaim.core.types import CPU, MEM, Decisions, R
 from reclaim.core.view import ClusterView
@@ -137,7 +138,7 @@ class VerticalPodAutoscaler(Component):
     short history.
     """
 
-    needs_forecast = False
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
 
     def __init__(
         self,

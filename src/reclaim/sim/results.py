@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
 from reclaim.core.types import CPU, MEM
 from reclaim.metrics import (
     application_slack,
@@ -68,7 +69,8 @@ class SimResult:
         apps = tally_table(wl.arrival, sim)
         timeline = timeline_table(sim.timeline, sim.hosts.capacity)
         summary = summarize_applications(apps) | summarize_timeline(timeline)
-        grace = float(getattr(sim.controller, "grace_s", DEFAULT_GRACE_S))
+        grace = capabilities(sim.controller, ControllerCapabilities).grace_s
+        grace = DEFAULT_GRACE_S if grace is None else grace
         summary |= shapeable_share(wl.comp_indptr, wl.work, wl.request, grace)
         summary["simulated_days"] = sim.now / 86400.0
         if sim.stats.forecasts:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from reclaim import registry
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
 from reclaim.core.control import Controller
 from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
@@ -51,7 +52,7 @@ def forecaster_for(
     params: dict,
 ) -> Forecaster | None:
     """The forecaster ``controller`` needs, built by name or as given; None if it needs none."""
-    if not getattr(controller, "needs_forecast", False):
+    if not capabilities(controller, ControllerCapabilities).needs_forecast:
         return None
     if forecaster is None:
         raise ReclaimError(f"controller {registry.name_of(controller)!r} needs a forecaster")

@@ -53,7 +53,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from reclaim.core.control import Controller, UsageForecast, control_step, forecast_usage
+from reclaim.core.capabilities import ControllerCapabilities, ForecasterCapabilities, capabilities
+from reclaim.core.control import (
+    Controller,
+    UsageForecast,
+    control_step,
+    forecast_usage,
+    grace_of,
+    in_grace,
+)
 from reclaim.core.engine import Engine
 from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.core.types import MEM, R, Status
@@ -164,7 +172,7 @@ class Simulator:
         self.placer = placer
         self.forecaster = forecaster
         self.forecast_window = forecast_window
-        if getattr(controller, "needs_forecast", False) and forecaster is None:
+        if capabilities(controller, ControllerCapabilities).needs_forecast and forecaster is None:
             raise ValueError(f"{type(controller).__name__} needs a forecaster")
         self.horizon = np.inf if horizon is None else float(horizon)
         self.on_tick = on_tick
@@ -364,7 +372,7 @@ class Simulator:
                 kept = np.searchsorted(rows, self.view.running)
                 rows, demand = rows[kept], demand[kept]
         oom = _kernels.over_limit(rows, demand, self.wt.limit)
-        if getattr(self.controller, "soft_memory_limits", False):
+        if capabilities(self.controller, ControllerCapabilities).soft_memory_limits:
             oom = _kernels.host_oom_victims(
                 self.wt.host[rows], demand[:, MEM], self.hosts.capacity[:, MEM]
             )
@@ -719,7 +727,7 @@ class Simulator:
         n = len(rows)
         mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
         fallback = np.ones(n, bool)
-        due = t - self.wt.start[rows] >= getattr(self.controller, "grace_s", 0.0)
+        due = ~in_grace(t, self.wt.start[rows], grace_of(self.controller))
         if due.any() and isinstance(self.forecaster, Oracle):
             # Speed trick: the oracle's forecast is the demand itself, std 0, for the rows with a
             # sample (as forecast_usage gives it); no history to read, no batch to build. The
@@ -738,7 +746,7 @@ class Simulator:
         elif due.any():
             sub = rows[due]
             future = None
-            if self.forecaster.needs_future:
+            if capabilities(self.forecaster, ForecasterCapabilities).needs_future:
                 future = lambda seen: demand[np.searchsorted(running, sub[seen])]  # noqa: E731
             history = self.view.usage_history(sub, self.forecast_window)
             fc = forecast_usage(self.forecaster, history, sub, self.wt.component[sub], future)

@@ -2,9 +2,10 @@
 
 Over a few periods of a random cluster whose usage drifts, a controller's decisions resize or
 evict (the simulator and the agent carry out nothing else) and name only running rows, each at
-most once; new limits are finite and positive; ``decide`` leaves the view
-as it found it; and a clone fed the same periods decides the same (controllers that learn from
-what they see, like VPA's histograms, included).
+most once; new limits are finite and positive; a row within the grace period the controller
+declares keeps its request (the core's grace rule); ``decide`` leaves the view as it found it;
+and a clone fed the same periods decides the same (controllers that learn from what they see,
+like VPA's histograms, included). The declared capabilities are read as the loops read them.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import numpy as np
 from sklearn.base import clone
 
 from reclaim import registry
-from reclaim.core.control import UsageForecast
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
+from reclaim.core.control import UsageForecast, grace_of, in_grace
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.core.types import Decisions, R
@@ -100,7 +102,8 @@ def _episode(controller, seed: int, where: str) -> list[Decisions]:
     decided = []
     for period in range(PERIODS):
         here = f"{where}, period {period}"
-        forecast = _forecast(view) if controller.needs_forecast else None
+        caps = capabilities(controller, ControllerCapabilities)
+        forecast = _forecast(view) if caps.needs_forecast else None
         before = _snapshot(view)
         decisions = controller.decide(view, forecast)
         after = _snapshot(view)
@@ -108,6 +111,7 @@ def _episode(controller, seed: int, where: str) -> list[Decisions]:
             assert np.array_equal(before[key], after[key]), f"{here}: decide changed view {key}"
         assert isinstance(decisions, Decisions), f"{here}: decide returned {type(decisions)}"
         _check_decisions(view, decisions, here)
+        _check_grace(view, decisions, grace_of(controller), here)
         decided.append(decisions)
         _apply(view, decisions)
         _drift(view, rng)
@@ -131,6 +135,13 @@ def _check_decisions(view: SimpleNamespace, d: Decisions, where: str) -> None:
     assert np.all(d.resize_limit > 0), f"{where}: limit not above zero"
 
 
+def _check_grace(view: SimpleNamespace, d: Decisions, grace_s: float, where: str) -> None:
+    wt = view.workloads
+    young = in_grace(view.now, wt.start[d.resize_rows], grace_s)
+    kept = np.all(d.resize_limit[young] == wt.request[d.resize_rows[young]], axis=1)
+    assert kept.all(), f"{where}: shapes a row within its {grace_s:g} s grace period"
+
+
 def _same(a: list[Decisions], b: list[Decisions]) -> bool:
     return all(
         np.array_equal(x.resize_rows, y.resize_rows)
@@ -147,7 +158,11 @@ def check_controller(name: str, build: Callable[[], object] | None = None) -> No
     """
     build = build or (lambda: registry.build("controller", name))
     controller = build()
-    assert isinstance(controller.needs_forecast, bool), f"{name}: needs_forecast is not a bool"
+    caps = capabilities(controller, ControllerCapabilities)
+    assert isinstance(caps.needs_forecast, bool), f"{name}: needs_forecast is not a bool"
+    assert isinstance(caps.soft_memory_limits, bool), f"{name}: soft_memory_limits is not a bool"
+    grace = caps.grace_s
+    assert grace is None or (np.isfinite(grace) and grace >= 0), f"{name}: grace_s {grace}"
     for trial in range(TRIALS):
         where = f"{name}, trial {trial}"
         twin = clone(controller)

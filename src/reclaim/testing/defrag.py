@@ -5,7 +5,7 @@ only hosts that hold VMs and are open to placement, at most ``hosts_per_round`` 
 only when empty hosts are below the threshold and no drain is under way; the queue holds every
 VM waiting on a draining host exactly once, and the round's migrate decisions name those VMs,
 each to a host of the pool or to the placer's choice (-1); a clone on an identical pool chooses
-and orders the same.
+and orders the same. Its capabilities ask for no forecast: the pool's control step has none.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.base import clone
 
 from reclaim import registry
+from reclaim.core.capabilities import ControllerCapabilities, capabilities
 from reclaim.testing.placement import random_cluster, random_pool_view
 
 TRIALS = 30
@@ -31,6 +32,8 @@ def check_defrag(name: str, build: Callable[[], object] | None = None, seed: int
     ``build`` makes a fresh instance (default: the registry's ``name`` with default settings).
     """
     build = build or (lambda: registry.build("defrag", name))
+    caps = capabilities(build(), ControllerCapabilities)
+    assert not caps.needs_forecast, f"{name}: asks for a forecast the pool replay does not make"
     rng = np.random.default_rng(seed)
     for trial in range(TRIALS):
         where = f"{name}, trial {trial}"

@@ -13,6 +13,7 @@ from functools import partial
 import numpy as np
 
 from reclaim import registry
+from reclaim.core.capabilities import ForecasterCapabilities, capabilities
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast.base import Forecast, Forecaster, ForecastError
 from reclaim.forecast.series import store_series
@@ -41,7 +42,8 @@ def real_windows(
 
 
 def _future_kw(model: Forecaster, future: np.ndarray) -> dict:
-    return {"future": future} if model.needs_future else {}
+    needs = capabilities(model, ForecasterCapabilities).needs_future
+    return {"future": future} if needs else {}
 
 
 def _same(a: Forecast, b: Forecast) -> bool:

@@ -3,8 +3,10 @@
 Scores normalised into [0, 100] (0 on infeasible hosts), masks and scores of the batch's shape, no
 workload bound to a host that is down or lacks room, all-or-nothing batches placed whole or not at
 all, the same input giving the same placement, a ``monotone`` promise kept (filling the best host
-with a run equals binding one workload at a time), and a compiled kernel agreeing with the
-framework's reference path.
+with a run equals binding one workload at a time), a compiled kernel agreeing with the
+framework's reference path, and the declared capabilities true: each declared protocol (filter,
+group, view hooks) implemented, and a plugin that declares ``min_max`` normalising as the
+framework's min-max map does.
 
 A plugin that declares ``needs_view`` (lifetime-aware placement) is checked on a pool view made to
 match each random cluster (:func:`random_pool_view`: residents that take up exactly the used
@@ -15,11 +17,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
 from reclaim import registry
-from reclaim.placement.framework import FIT_TOLERANCE, CycleState, Placer, WeightedPlugin
+from reclaim.core.capabilities import PlacementCapabilities, capabilities
+from reclaim.placement.framework import (
+    FIT_TOLERANCE,
+    CycleState,
+    Placer,
+    WeightedPlugin,
+    min_max_normalize,
+)
 
 TRIALS = 40
 
@@ -112,7 +122,9 @@ def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int
     """
     build = build or (lambda: registry.build("placement", name))
     rng = np.random.default_rng(seed)
-    needs_view = getattr(build(), "needs_view", False)
+    caps = capabilities(build(), PlacementCapabilities)
+    _check_protocols(name, build(), caps)
+    needs_view = caps.needs_view
     for trial in range(TRIALS):
         capacity, free, up, request = random_cluster(rng)
         where = f"{name}, trial {trial}"
@@ -137,15 +149,20 @@ def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int
             assert np.array_equal(hosts, same), f"{where}: same input, another placement"
             assert np.array_equal(after, again), f"{where}: same input, other free capacity"
 
+        if caps.min_max:
+            raw = rng.normal(size=feasible.shape) * 10
+            assert np.array_equal(
+                build().normalize(raw, feasible), min_max_normalize(raw, feasible)
+            ), f"{where}: declares min_max, normalises otherwise"
         plugin = build()
-        if getattr(plugin, "monotone", False):
+        if caps.monotone:
             one = Placer([WeightedPlugin(_one_by_one(plugin))])
             slow = free.copy()
             assert np.array_equal(
                 one.place(capacity, slow, up, request, **ctx()),
                 placer.place(capacity, free.copy(), up, request, **ctx()),
             ), f"{where}: declared monotone, but filling a run differs from one-by-one binding"
-        if getattr(plugin, "kernel", None) is not None:
+        if caps.kernel is not None or caps.group_kernel is not None:
             reference = Placer([WeightedPlugin(build())])
             reference.compiled = False
             assert np.array_equal(
@@ -171,5 +188,21 @@ def _check_binds(where, capacity, free, up, request, hosts, after, together) -> 
 def _one_by_one(plugin):
     """A copy of ``plugin`` declared non-monotone, so the framework rescores after every bind."""
     one = copy.copy(plugin)
-    one.monotone, one.kernel = False, None
+    caps = capabilities(plugin, PlacementCapabilities)
+    one.__capabilities__ = replace(caps, monotone=False, kernel=None, group_kernel=None)
     return one
+
+
+#: The framework's small protocols: what a plugin declaring each capability must implement.
+PROTOCOLS = {"filters": ("filter",), "groups": ("prepare",), "view_hooks": ("on_bind", "on_exit")}
+
+
+def _check_protocols(name: str, plugin, caps: PlacementCapabilities) -> None:
+    assert callable(getattr(plugin, "score", None)), f"{name}: no score"
+    assert callable(getattr(plugin, "normalize", None)), f"{name}: no normalize"
+    for capability, methods in PROTOCOLS.items():
+        if getattr(caps, capability):
+            for method in methods:
+                assert callable(getattr(plugin, method, None)), (
+                    f"{name}: declares {capability} but has no {method}"
+                )

@@ -27,11 +27,13 @@ import numpy as np
 import polars as pl
 from rich.console import Console
 
+from reclaim.core.capabilities import ControllerCapabilities
+from reclaim.core.control import control_step
 from reclaim.core.types import RESOURCES, Decisions
 from reclaim.errors import ReclaimError
 from reclaim.metrics.intervals import t_half_width
 from reclaim.metrics.placement import operational_summary, utilisation
-from reclaim.placement import build_placer
+from reclaim.placement import Placer, build_placer
 from reclaim.progress import count_progress
 from reclaim.tvw.pool import Pool
 from reclaim.tvw.replay import VIEWS, Replay, ReplayResult
@@ -85,16 +87,28 @@ def run_policy(sequence: Sequence, policy: Policy, spec: ScenarioSpec) -> Replay
     ``tetris`` chooses the workload as well as the machine (``tvw.tetris``)."""
     if policy.spec == "tetris":
         return run_tetris(sequence, spec, policy.view)
-    placer = build_placer(policy.spec)
+    placing = PlaceQueue(build_placer(policy.spec))
     replay = Replay.of(sequence, spec, policy.view)
     while True:
         if replay.queue:
-            jobs = np.array(replay.queue, np.int64)
-            hosts = placer.place(replay.capacity_, replay.free(), replay.up_, replay.demand(jobs))
-            placed = hosts >= 0
-            replay.apply(Decisions(bind_rows=jobs[placed], bind_hosts=hosts[placed]))
+            control_step(replay, placing, None, replay, rows=np.array(replay.queue, np.int64))
         if not replay.advance():
             return replay.result()
+
+
+@dataclass(frozen=True)
+class PlaceQueue:
+    """A heuristic TVW policy on the control step: the waiting workloads, in arrival order, are
+    bound where ``placer`` puts them (those that fit nowhere wait)."""
+
+    placer: Placer
+    __capabilities__ = ControllerCapabilities(needs_forecast=False)
+
+    def decide(self, view: Replay, forecast: object = None) -> Decisions:
+        jobs = np.array(view.queue, np.int64)
+        hosts = self.placer.place(view.capacity_, view.free(), view.up_, view.demand(jobs))
+        placed = hosts >= 0
+        return Decisions(bind_rows=jobs[placed], bind_hosts=hosts[placed])
 
 
 def evaluate(

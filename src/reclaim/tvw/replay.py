@@ -169,14 +169,16 @@ class Replay:
         self.host_[job], self.start_[job] = host, self.now
         self.queue.remove(job)
 
-    def apply(self, decisions: Decisions) -> None:
-        """Carry out the ``bind`` rows of ``decisions`` in order (a placer's answer for the
-        queue); TVW workloads are neither resized, moved nor lent, so other rows are an error."""
+    def apply(self, decisions: Decisions) -> NDArray[np.int8]:
+        """The bind actuator: carry out the ``bind`` rows of ``decisions`` in order (a placer's
+        answer for the queue; Status OK each); TVW workloads are neither resized, moved nor lent,
+        so other rows are an error."""
         decisions.require(("bind",), "the TVW replay")
         for job, host in zip(
             decisions.bind_rows.tolist(), decisions.bind_hosts.tolist(), strict=True
         ):
             self.bind(job, host)
+        return np.zeros(len(decisions.bind_rows), np.int8)
 
     def advance(self) -> bool:
         """Move to the next step at which a decision can differ; False once ``done``.

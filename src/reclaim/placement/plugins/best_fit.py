@@ -9,9 +9,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
 from reclaim.placement._kernels import largest_capacity
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 
@@ -30,10 +31,8 @@ def best_fit_kernel(capacity, free, req, out):
 
 @register("placement", "best-fit")
 class BestFit(Component):
-    monotone = True  # adding load lowers free capacity, which only raises the score
-    kernel = staticmethod(best_fit_kernel)
-
-    filter = no_filter
+    # monotone: adding load lowers free capacity, which only raises the score
+    __capabilities__ = PlacementCapabilities(monotone=True, kernel=best_fit_kernel)
 
     def score(self, state: CycleState, feasible):
         """(B, H) minus the host's free capacity of each item's dominant resource."""

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
 from reclaim.placement._kernels import (
     fill_by_levels,
@@ -25,7 +26,7 @@ from reclaim.placement._kernels import (
     min_max_levels,
     next_best,
 )
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 
@@ -232,12 +233,11 @@ def corp_group_kernel(
 
 @register("placement", "corp-packing")
 class CorpPacking(Component):
-    monotone = True  # load added to a host only shrinks its unused volume, raising its score
-
-    # Binds a whole batch in compiled code; the framework uses it for a placer of this plugin alone.
-    group_kernel = staticmethod(corp_group_kernel)
-
-    filter = no_filter
+    # monotone: load added to a host only shrinks its unused volume, raising its score; the
+    # group kernel binds a whole batch in compiled code, for a placer of this plugin alone
+    __capabilities__ = PlacementCapabilities(
+        monotone=True, groups=True, group_kernel=corp_group_kernel
+    )
 
     def prepare(self, state: CycleState) -> NDArray[np.int64]:
         """(B,) pair label of each workload of the batch."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 
@@ -19,10 +20,8 @@ def first_fit_kernel(capacity, free, req, out):
 
 @register("placement", "first-fit")
 class FirstFit(Component):
-    monotone = True  # the score ignores load entirely
-    kernel = staticmethod(first_fit_kernel)
-
-    filter = no_filter
+    # monotone: the score ignores load entirely
+    __capabilities__ = PlacementCapabilities(monotone=True, kernel=first_fit_kernel)
 
     def score(self, state: CycleState, feasible):
         """(B, H) minus the host index."""

@@ -30,9 +30,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 HOUR = 3600.0
@@ -71,13 +72,10 @@ class LABinary(Component):
     """LA-Binary (one-shot predictions, short/long at ``cutoff_s``); raw score 2 same-class
     non-empty host, 1 other non-empty host, 0 empty host."""
 
-    monotone = False
-    needs_view = True
+    __capabilities__ = PlacementCapabilities(needs_view=True)
 
     def __init__(self, cutoff_s: float = 2 * HOUR) -> None:
         self.cutoff_s = cutoff_s
-
-    filter = no_filter
 
     def score(self, state: CycleState, feasible):
         view, items = _view(state, "la-binary")
@@ -111,10 +109,7 @@ def host_exit(view, hosts: NDArray[np.bool_]) -> NDArray[np.float64]:
 class LAS(Component):
     """Lifetime Aware Scoring: minus the temporal cost of each feasible host (see module)."""
 
-    monotone = False
-    needs_view = True
-
-    filter = no_filter
+    __capabilities__ = PlacementCapabilities(needs_view=True)
 
     def score(self, state: CycleState, feasible):
         view, items = _view(state, "las")
@@ -166,14 +161,11 @@ class Lava(Component):
     old one, and its VMs become residual (an open host stays open, now of the higher class).
     """
 
-    monotone = False
-    needs_view = True
+    __capabilities__ = PlacementCapabilities(needs_view=True, view_hooks=True)
 
     def __init__(self, full: float = 0.9, slack: float = 1.1) -> None:
         self.full = full
         self.slack = slack
-
-    filter = no_filter
 
     def hosts(self, view) -> LavaHosts:
         """The view's LAVA state, made on first use from the VMs running then (bound in

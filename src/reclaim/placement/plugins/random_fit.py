@@ -13,16 +13,16 @@ import hashlib
 
 import numpy as np
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 
 @register("placement", "random-fit")
 class RandomFit(Component):
-    monotone = False  # a fresh draw after every bind: each workload picks its own host
-
-    filter = no_filter
+    # not monotone: a fresh draw after every bind, each workload picks its own host
+    __capabilities__ = PlacementCapabilities()
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed

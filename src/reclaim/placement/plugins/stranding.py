@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
 from reclaim.errors import ReclaimError
 from reclaim.metrics.pool import representative_mix
@@ -33,7 +34,6 @@ from reclaim.placement.framework import (
     CycleState,
     copies_that_fit,
     min_max_normalize,
-    no_filter,
 )
 from reclaim.registry import register
 
@@ -52,10 +52,7 @@ def stranded(free: NDArray[np.float64], shapes: NDArray[np.float64]) -> NDArray[
 class Stranding(Component):
     """Minus the mean VMs' worth of the scarce resource each placement strands (see module)."""
 
-    monotone = False
-    needs_view = True
-
-    filter = no_filter
+    __capabilities__ = PlacementCapabilities(needs_view=True)
 
     def mix(self, view) -> tuple[NDArray[np.float64], int, float]:
         """(K, k) shapes of the pool's mix on the resources placement sees, the column of the

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.core.component import Component
-from reclaim.placement.framework import CycleState, min_max_normalize, no_filter
+from reclaim.placement.framework import CycleState, min_max_normalize
 from reclaim.registry import register
 
 
 @register("placement", "tetris")
 class Tetris(Component):
-    monotone = False  # load added to a host lowers its free resources and so its alignment
-
-    filter = no_filter
+    # not monotone: load added to a host lowers its free resources and so its alignment
+    __capabilities__ = PlacementCapabilities()
 
     def score(self, state: CycleState, feasible):
         """(B, H) sum over resources of (request / capacity) x (free / capacity) of each host."""
