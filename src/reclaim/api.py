@@ -17,8 +17,9 @@ from typing import Any
 from reclaim import registry
 from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
+from reclaim.placement import build_placer
 from reclaim.sim.results import SimResult
-from reclaim.sim.run import RunSettings, build_simulator, forecaster_for
+from reclaim.sim.run import RunSettings, forecaster_for, replay
 from reclaim.validation import APPS, DAYS, SEED, SHARE
 from reclaim.workload.builder import (
     BuildReport,
@@ -86,41 +87,52 @@ def simulate(
     controller_params: dict | None = None,
     forecaster_params: dict | None = None,
     on_tick: Callable[[Any], None] | None = None,
+    on_sample: Callable[[Workload, BuildReport], None] | None = None,
 ) -> SimResult:
     """Replay a workload on ``hosts`` under ``controller`` and return the results.
 
     ``controller``/``forecaster``: a registered name (with ``*_params``) or an object;
     ``workload``: replayed as given, else drawn by ``sample`` (default: :class:`Sample`'s
-    defaults, the CLI's). ``result.summary`` holds the headline numbers, ``result.apps`` and
-    ``result.timeline`` the per-application and per-tick tables.
+    defaults, the CLI's). ``on_sample(workload, report)`` is called once a sample is drawn and
+    ``on_tick(simulator)`` at every monitor tick (the CLI's table and progress bar).
+    ``result.summary`` holds the headline numbers, ``result.apps`` and ``result.timeline`` the
+    per-application and per-tick tables. Every name is checked before a sample is drawn.
     """
-    if isinstance(controller, str):
-        controller = registry.build("controller", controller, **(controller_params or {}))
-    named = forecaster
-    forecaster = forecaster_for(controller, forecaster, forecaster_params or {})
-    if named is not None and forecaster is None:
-        raise ReclaimError(
-            f"controller {registry.name_of(controller)!r} uses no forecaster; drop {named!r}"
-        )
     settings = RunSettings(
         hosts=hosts,
-        controller=registry.name_of(controller),
-        controller_params=_settings(controller),
-        forecaster=None if forecaster is None else registry.name_of(forecaster),
-        forecaster_params={} if forecaster is None else _settings(forecaster),
+        controller=_name(controller),
+        controller_params=_settings(controller, controller_params),
+        forecaster=None if forecaster is None else _name(forecaster),
+        forecaster_params={} if forecaster is None else _settings(forecaster, forecaster_params),
         forecast_window=forecast_window,
         placement=placement,
         horizon_s=None if stop_days is None else stop_days * 86400.0,
     )
+    if isinstance(controller, str):
+        controller = registry.build("controller", controller, **settings.controller_params)
+    predictor = forecaster_for(controller, forecaster, settings.forecaster_params)
+    if forecaster is not None and predictor is None:
+        raise ReclaimError(
+            f"controller {settings.controller!r} uses no forecaster; drop {settings.forecaster!r}"
+        )
+    placer = build_placer(placement)
     extra = {}
     if workload is None:
         sample = sample or Sample()
-        workload, _, spec, paired = sample.build(hosts)
+        workload, report, spec, paired = sample.build(hosts)
         extra["workload"] = vars(spec) | {"pairing": None if paired is None else str(paired)}
-    sim = build_simulator(workload, settings, controller, forecaster, on_tick)
-    return SimResult.from_simulator(sim.run(), settings.identity() | extra)
+        if on_sample is not None:
+            on_sample(workload, report)
+    return replay(workload, settings, (controller, predictor, placer), on_tick, extra)
 
 
-def _settings(component: Any) -> dict:
-    """What the run's record says of a component: its own settings, not those of what it wraps."""
+def _name(component: str | Any) -> str:
+    return component if isinstance(component, str) else registry.name_of(component)
+
+
+def _settings(component: str | Any, given: dict | None) -> dict:
+    """What the run's record says of a component: the settings given with its name, or an
+    object's own settings (not those of what it wraps)."""
+    if isinstance(component, str):
+        return dict(given or {})
     return component.get_params(deep=False) if hasattr(component, "get_params") else {}
