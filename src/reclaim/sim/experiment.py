@@ -263,8 +263,6 @@ class ShapingSpec(ScaledSpec):
         return unique(runs, self.path)
 
 
-
-
 def parse_shaping_spec(doc: dict[str, Any], path: Path, text: str) -> ShapingSpec:
     """Validate a shaping spec and expand its grids into cells; every problem is one line naming
     the file and key."""
@@ -517,7 +515,6 @@ def rules(err: SpecErrors, value: Any, key: str) -> dict[str, bool]:
     table = err.typed(value, dict, key)
     err.keys(table, tuple(f.name for f in fields(SimRules)), key)
     return {k: err.typed(v, bool, f"{key}.{k}") for k, v in table.items()}
-
 
 
 def _short(value: Any) -> str:
