@@ -146,10 +146,17 @@ def parse_tvw_spec(doc: dict[str, Any], path: Path, text: str) -> TvwSpec:
     seed = err.seeds([doc.get("seed", 0)], "seed")[0]
     scenario = dict(err.typed(doc.get("scenario", {}), dict, "[scenario]"))
     err.keys(scenario, SCENARIO_KEYS, "[scenario]")
+    for key, value in scenario.items():
+        if key != "scale":
+            err.number(
+                value,
+                f"scenario.{key}",
+                integer=key in ("machines", "units", "max_units", "background", "jitter"),
+            )
     try:
         ScenarioSpec(**scenario).check()
-    except (TypeError, ReclaimError) as problem:
-        err.fail("[scenario]", str(problem))
+    except ReclaimError as problem:  # "scenario: ..." already
+        raise ReclaimError(f"{path}: {problem}") from None
 
     scales = {}
     for name, table in err.typed(doc.get("scale"), dict, "[scale.NAME]").items():
