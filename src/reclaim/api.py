@@ -98,23 +98,23 @@ def simulate(
     ``result.summary`` holds the headline numbers, ``result.apps`` and ``result.timeline`` the
     per-application and per-tick tables. Every name is checked before a sample is drawn.
     """
+    name = _name(controller)
+    if isinstance(controller, str):
+        controller = registry.build("controller", controller, **(controller_params or {}))
+    predictor = forecaster_for(controller, forecaster, forecaster_params or {})
+    if forecaster is not None and predictor is None:
+        raise ReclaimError(f"controller {name!r} uses no forecaster; drop {forecaster!r}")
+    # the run's record: each policy by the name it was given and the settings it runs with
     settings = RunSettings(
         hosts=hosts,
-        controller=_name(controller),
-        controller_params=_settings(controller, controller_params),
-        forecaster=None if forecaster is None else _name(forecaster),
-        forecaster_params={} if forecaster is None else _settings(forecaster, forecaster_params),
+        controller=name,
+        controller_params=_settings(controller),
+        forecaster=None if predictor is None else _name(forecaster),
+        forecaster_params={} if predictor is None else _settings(predictor),
         forecast_window=forecast_window,
         placement=placement,
         horizon_s=None if stop_days is None else stop_days * 86400.0,
     )
-    if isinstance(controller, str):
-        controller = registry.build("controller", controller, **settings.controller_params)
-    predictor = forecaster_for(controller, forecaster, settings.forecaster_params)
-    if forecaster is not None and predictor is None:
-        raise ReclaimError(
-            f"controller {settings.controller!r} uses no forecaster; drop {settings.forecaster!r}"
-        )
     placer = build_placer(placement)
     extra = {}
     if workload is None:
@@ -130,9 +130,6 @@ def _name(component: str | Any) -> str:
     return component if isinstance(component, str) else registry.name_of(component)
 
 
-def _settings(component: str | Any, given: dict | None) -> dict:
-    """What the run's record says of a component: the settings given with its name, or an
-    object's own settings (not those of what it wraps)."""
-    if isinstance(component, str):
-        return dict(given or {})
+def _settings(component: Any) -> dict:
+    """What the run's record says of a component: its own settings, not those of what it wraps."""
     return component.get_params(deep=False) if hasattr(component, "get_params") else {}
