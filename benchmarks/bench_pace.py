@@ -16,8 +16,8 @@ import argparse
 import time
 from dataclasses import replace
 
-from reclaim.experiments.execute import STORE_KEYS, workload_for
 from reclaim.experiments.spec import load_spec
+from reclaim.sim.experiment import STORE_KEYS, workload_for
 from reclaim.sim.run import build_policies, build_simulator
 from reclaim.workload.paper_world import PaperWorldSpec
 

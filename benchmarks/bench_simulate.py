@@ -18,7 +18,7 @@ import resource
 import time
 from pathlib import Path
 
-from reclaim.sim.run import RunSettings, simulate
+from reclaim.sim.run import RunSettings, replay
 from reclaim.sim.simulator import Simulator
 from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
@@ -46,7 +46,7 @@ def main() -> None:
     started = time.perf_counter()
     workload, _ = build_workload(spec, args.jobs or default_jobs, args.shapes or default_shapes)
     build_s = time.perf_counter() - started
-    result = simulate(workload, RunSettings(hosts=args.hosts, controller="reservation"))
+    result = replay(workload, RunSettings(hosts=args.hosts, controller="reservation"))
     st = result.stats
     print(f"applications            {workload.n_apps:,}")
     print(f"components              {workload.n_components:,}")

@@ -92,3 +92,59 @@ def test_a_cycle_is_found_and_named():
     graph = {"a": {"b": ["reclaim.a.x"]}, "b": {"c": ["reclaim.b.y"]}, "c": {"a": ["reclaim.c.z"]}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b": []}, "b": {}}) is None
+
+
+def module_graph() -> dict[str, dict[str, list[str]]]:
+    """module -> {imported module of the same package: [the importing module]}: every import
+    between files of one package (a package's ``__init__`` counts as a file of it)."""
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def package(module: str) -> str:
+        return module if modules[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+
+    graph: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for a in node.names:  # "from reclaim.x import y": y may be a submodule
+                    sub = f"{node.module}.{a.name}"
+                    targets.append(sub if sub in modules else node.module)
+            for target in targets:
+                if target in modules and target != module and package(target) == package(module):
+                    graph[module][target].append(module)
+    return graph
+
+
+#: Circles between files still open, each with what closes it (issue 34): the simulator's view
+#: reads the simulator's attributes until the row state is one object both share; the
+#: vectorised trainer reuses the REINFORCE trainer's pieces while that trainer dispatches to it.
+KNOWN_MODULE_CYCLES = {
+    frozenset({"reclaim.sim.simulator", "reclaim.sim.view"}),
+    frozenset({"reclaim.rl.reinforce", "reclaim.rl.vector_train"}),
+}
+
+
+def test_files_of_a_package_form_no_import_cycle():
+    graph = module_graph()
+    for known in KNOWN_MODULE_CYCLES:  # still there: drop it from the list once closed
+        a, b = sorted(known)
+        assert b in graph[a] and a in graph[b], f"{a} <-> {b} is closed: drop it from the list"
+        del graph[a][b]
+    cycle = find_cycle(graph)
+    if cycle:
+        steps = [f"{a} -> {b}" for a, b in zip(cycle, cycle[1:], strict=False)]
+        raise AssertionError("import cycle between files of a package:\n" + "\n".join(steps))
+
+
+def test_the_module_graph_sees_a_circle_through_a_deferred_import():
+    graph = module_graph()
+    # experiments.spec once imported execute inside a function, and execute imported spec
+    assert "reclaim.experiments.kind" in graph["reclaim.experiments.spec"]
+    assert "reclaim.agent.config" in graph["reclaim.agent.loop"]
+    assert "reclaim.agent.loop" not in graph["reclaim.agent.config"]

@@ -17,8 +17,9 @@ from typing import Any
 from reclaim import registry
 from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
+from reclaim.placement import build_placer
 from reclaim.sim.results import SimResult
-from reclaim.sim.run import RunSettings, build_simulator, forecaster_for
+from reclaim.sim.run import RunSettings, forecaster_for, replay
 from reclaim.validation import APPS, DAYS, SEED, SHARE
 from reclaim.workload.builder import (
     BuildReport,
@@ -86,39 +87,47 @@ def simulate(
     controller_params: dict | None = None,
     forecaster_params: dict | None = None,
     on_tick: Callable[[Any], None] | None = None,
+    on_sample: Callable[[Workload, BuildReport], None] | None = None,
 ) -> SimResult:
     """Replay a workload on ``hosts`` under ``controller`` and return the results.
 
     ``controller``/``forecaster``: a registered name (with ``*_params``) or an object;
     ``workload``: replayed as given, else drawn by ``sample`` (default: :class:`Sample`'s
-    defaults, the CLI's). ``result.summary`` holds the headline numbers, ``result.apps`` and
-    ``result.timeline`` the per-application and per-tick tables.
+    defaults, the CLI's). ``on_sample(workload, report)`` is called once a sample is drawn and
+    ``on_tick(simulator)`` at every monitor tick (the CLI's table and progress bar).
+    ``result.summary`` holds the headline numbers, ``result.apps`` and ``result.timeline`` the
+    per-application and per-tick tables. Every name is checked before a sample is drawn.
     """
+    name = _name(controller)
     if isinstance(controller, str):
         controller = registry.build("controller", controller, **(controller_params or {}))
-    named = forecaster
-    forecaster = forecaster_for(controller, forecaster, forecaster_params or {})
-    if named is not None and forecaster is None:
-        raise ReclaimError(
-            f"controller {registry.name_of(controller)!r} uses no forecaster; drop {named!r}"
-        )
+    predictor = forecaster_for(controller, forecaster, forecaster_params or {})
+    if forecaster is not None and predictor is None:
+        raise ReclaimError(f"controller {name!r} uses no forecaster; drop {forecaster!r}")
+    # the run's record: each policy by the name it was given and the settings it runs with
     settings = RunSettings(
         hosts=hosts,
-        controller=registry.name_of(controller),
+        controller=name,
         controller_params=_settings(controller),
-        forecaster=None if forecaster is None else registry.name_of(forecaster),
-        forecaster_params={} if forecaster is None else _settings(forecaster),
+        forecaster=None if predictor is None else _name(forecaster),
+        forecaster_params={} if predictor is None else _settings(predictor),
         forecast_window=forecast_window,
         placement=placement,
         horizon_s=None if stop_days is None else stop_days * 86400.0,
     )
+    placer = build_placer(placement)
     extra = {}
     if workload is None:
         sample = sample or Sample()
-        workload, _, spec, paired = sample.build(hosts)
+        workload, report, spec, paired = sample.build(hosts)
         extra["workload"] = vars(spec) | {"pairing": None if paired is None else str(paired)}
-    sim = build_simulator(workload, settings, controller, forecaster, on_tick)
-    return SimResult.from_simulator(sim.run(), settings.identity() | extra)
+        if on_sample is not None:
+            on_sample(workload, report)
+    return replay(workload, settings, (controller, predictor, placer), on_tick, extra)
+
+
+def _name(component: str | Any) -> str:
+    return component if isinstance(component, str) else registry.name_of(component)
 
 
 def _settings(component: Any) -> dict:

@@ -17,6 +17,7 @@ from reclaim.cli_options import (
     number_list,
     number_option,
     output_option,
+    placer_option,
     report_console,
     usage_stores,
 )
@@ -233,9 +234,7 @@ def simulate(
     ] = 0.6,
     placement: Annotated[
         str,
-        typer.Option(
-            help="Placement plugins: a name, 'a:w,b:w' (weighted) or 'a>b' (lexicographic)."
-        ),
+        placer_option("Placement plugins: a name, 'a:w,b:w' (weighted) or 'a>b' (lexicographic)."),
     ] = "best-fit",
     output: Annotated[
         Path | None,
@@ -253,10 +252,9 @@ def simulate(
     if not given:
         _headline(output or Path("results/headline"))
         return
-    controller = controller or "reservation"
     from reclaim.api import Sample
+    from reclaim.api import simulate as run_simulation
     from reclaim.core.tables import HostTable
-    from reclaim.placement import build_placer
     from reclaim.report.plots import plot_timeline
     from reclaim.sim.console import (
         SimProgress,
@@ -264,29 +262,9 @@ def simulate(
         summary_table,
         workload_table,
     )
-    from reclaim.sim.run import RunSettings, build_policies
-    from reclaim.sim.run import simulate as run_simulation
 
-    settings = RunSettings(
-        hosts=hosts,
-        controller=controller,
-        forecaster=forecaster,
-        placement=placement,
-        horizon_s=None if stop_days is None else stop_days * 86400.0,
-    )
-    # an unknown name, or a controller without the forecaster it needs, fails before any work
-    _, built_forecaster = build_policies(settings)
-    try:
-        build_placer(placement)
-    except ReclaimError as err:
-        raise ReclaimError(f"--placement: {err}") from None
-    if forecaster is not None and built_forecaster is None:
-        raise typer.BadParameter(
-            f"controller {controller!r} uses no forecaster; drop --forecaster {forecaster}",
-            param_hint="--forecaster",
-        )
+    controller = controller or "reservation"
     output = output or Path("results/simulate")
-    capacity = HostTable.parse(hosts).capacity  # a bad spec fails before any work
     sample = Sample(
         apps=apps,
         seed=seed,
@@ -296,21 +274,28 @@ def simulate(
         shapes=tuple(shapes) if shapes else None,
         pairing=pairing,
     )
-    workload, report, spec, paired = sample.build(hosts)
     out = Console()
-    out.print(workload_table(report, capacity, workload))
-    for warning in overload_warnings(report, capacity):
-        out.print(f"[yellow]warning:[/] {warning}")
+
+    def show(workload, report) -> None:
+        capacity = HostTable.parse(hosts).capacity
+        out.print(workload_table(report, capacity, workload))
+        for warning in overload_warnings(report, capacity):
+            out.print(f"[yellow]warning:[/] {warning}")
+
     with SimProgress(console) as progress:
         result = run_simulation(
-            workload,
-            settings,
+            controller,
+            forecaster,
+            hosts=hosts,
+            placement=placement,
+            sample=sample,
+            stop_days=stop_days,
             on_tick=progress,
-            extra={"workload": vars(spec) | {"pairing": None if paired is None else str(paired)}},
+            on_sample=show,
         )
     result.write(output)
     title = f"{controller} / {placement} on {hosts}: {apps:,} applications, seed {seed}"
-    plot_timeline(result.timeline, capacity, output / "timeline.png", title)
+    plot_timeline(result.timeline, HostTable.parse(hosts).capacity, output / "timeline.png", title)
     out.print(summary_table(result, title))
     out.print(f"results: {output}/apps.parquet, timeline.parquet, summary.json, timeline.png")
 

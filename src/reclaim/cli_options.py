@@ -66,6 +66,24 @@ def number_option(quantity: Quantity, *decls: str, help: str, **kwargs):
     return typer.Option(*decls, callback=check, help=help, **kwargs)
 
 
+def placer_option(help: str):
+    """A placer spec option (``reclaim.placement.build_placer``'s syntax), refused as it is
+    parsed when it names an unknown plugin or a bad weight: one line naming the option."""
+
+    def check(ctx, param, value):
+        if value is None or ctx.resilient_parsing:
+            return value
+        from reclaim.placement import build_placer
+
+        try:
+            build_placer(value)
+        except (ReclaimError, ValueError) as err:
+            raise ReclaimError(f"{max(param.opts, key=len)}: {err}") from None
+        return value
+
+    return typer.Option(callback=check, help=help)
+
+
 def chart_file(value: Path) -> Path:
     """A chart's path: a .png, .pdf or .svg file, not a directory."""
     if value.suffix.lower() not in (".png", ".pdf", ".svg"):

@@ -17,7 +17,15 @@ from typing import Any
 from reclaim.errors import ReclaimError
 
 #: The kinds of component reclaim builds by name.
-KINDS = ("controller", "defrag", "forecaster", "placement", "provisioner", "trace_format")
+KINDS = (
+    "controller",
+    "defrag",
+    "experiment",
+    "forecaster",
+    "placement",
+    "provisioner",
+    "trace_format",
+)
 
 _REGISTRIES: dict[str, dict[str, Callable[..., Any]]] = {}
 

@@ -6,12 +6,12 @@ import json
 
 import polars as pl
 import pytest
-from tiny_spec import write_spec
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.execute import execute
 from reclaim.experiments.result_store import ResultStore
-from reclaim.experiments.spec import SHAPING_COLUMNS, load_spec
+from reclaim.experiments.spec import load_spec
+from reclaim.sim.experiment import SHAPING_COLUMNS, execute
+from tiny_spec import write_spec
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 from rich.console import Console
-from tiny_spec import write_spec
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments import runner
 from reclaim.experiments.spec import load_spec
+from tiny_spec import write_spec
 
 
 def without_wall(table: pl.DataFrame) -> pl.DataFrame:
@@ -92,7 +92,7 @@ def test_a_run_with_an_unreadable_summary_is_set_aside_and_run_again(
 def test_runs_of_another_version_are_not_reused(uninterrupted, tmp_path, monkeypatch):
     path, out, full = uninterrupted
     shutil.copytree(out, tmp_path, dirs_exist_ok=True)
-    import reclaim.experiments.spec as spec_module
+    import reclaim.sim.experiment as spec_module
 
     monkeypatch.setattr(spec_module, "__version__", "999.0")
     console = Console(record=True, width=200)

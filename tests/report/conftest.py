@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from reclaim.sim.results import SimResult
-from reclaim.sim.run import RunSettings, simulate
+from reclaim.sim.run import RunSettings, replay
 from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
 HOSTS = "4x32c128g"
@@ -35,7 +35,7 @@ def run(seed, controller, forecaster=None, k1=None, k2=None, coverage=None) -> S
         forecaster_params=f_params,
         horizon_s=3 * 86400.0,
     )
-    return simulate(_workload(seed), settings)
+    return replay(_workload(seed), settings)
 
 
 def write_store(root: Path, name: str, specs: list[dict], scale: str = "tiny") -> Path:

@@ -88,13 +88,13 @@ def test_with_an_oracle_pessimistic_never_fails_where_optimistic_does(make_workl
     for its first hour, then 3.5 GiB. Shaped small, more of them are admitted than the hosts can
     hold once they grow; then optimistic lets the OOM killer fail applications, pessimistic
     preempts them before they fail."""
-    from reclaim.sim.run import RunSettings, simulate
+    from reclaim.sim.run import RunSettings, replay
 
     shape = np.array([[0.1, 1 / 8]] * 12 + [[0.1, 7 / 8]] * 36, np.float32)
     apps = [(0.0, [(1.0, 4.0, 4 * 3600.0, True, 0, 0)]) for _ in range(8)]
     wl = make_workload(apps, shapes=[shape])
     runs = {
-        c: simulate(wl, RunSettings(hosts="2x8c8g", controller=c, forecaster="oracle"))
+        c: replay(wl, RunSettings(hosts="2x8c8g", controller=c, forecaster="oracle"))
         for c in ("optimistic", "pessimistic")
     }
     assert runs["pessimistic"].summary["failures"] == 0

@@ -470,14 +470,14 @@ def test_a_second_call_at_the_same_time_learns_nothing_new():
 
 
 def test_end_to_end_on_the_shipped_sample():
-    from reclaim.sim.run import RunSettings, simulate
+    from reclaim.sim.run import RunSettings, replay
     from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
     jobs, shapes = default_stores()
     spec = WorkloadSpec(n_apps=120, seed=1, horizon=120 * 60.0)
     wl = build_workload(spec, jobs, shapes)[0]
-    vpa = simulate(wl, RunSettings(hosts="40x32c128g", controller="vpa"))
-    base = simulate(wl, RunSettings(hosts="40x32c128g", controller="reservation"))
+    vpa = replay(wl, RunSettings(hosts="40x32c128g", controller="vpa"))
+    base = replay(wl, RunSettings(hosts="40x32c128g", controller="reservation"))
     assert vpa.summary["slack_mem_weighted"] < base.summary["slack_mem_weighted"]
     assert vpa.summary["apps"] == 120 and len(vpa.apps) == 120
     assert vpa.summary["apps_done"] + vpa.summary["apps_rejected"] == 120

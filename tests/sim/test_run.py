@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from reclaim.placement.framework import FIT_TOLERANCE
-from reclaim.sim.run import RunSettings, simulate
+from reclaim.sim.run import RunSettings, replay
 from reclaim.workload.builder import WorkloadSpec, build_workload, default_stores
 
 
@@ -18,17 +18,17 @@ def sample_workload(seed: int, apps: int = 120):
 
 @pytest.fixture(scope="module")
 def baseline():
-    return simulate(sample_workload(1), RunSettings(hosts="40x32c128g"))
+    return replay(sample_workload(1), RunSettings(hosts="40x32c128g"))
 
 
 def test_same_seed_gives_identical_results_bit_for_bit(baseline):
-    again = simulate(sample_workload(1), RunSettings(hosts="40x32c128g"))
+    again = replay(sample_workload(1), RunSettings(hosts="40x32c128g"))
     assert again.apps.equals(baseline.apps)
     assert again.timeline.equals(baseline.timeline)
 
 
 def test_another_seed_gives_another_run(baseline):
-    other = simulate(sample_workload(2), RunSettings(hosts="40x32c128g"))
+    other = replay(sample_workload(2), RunSettings(hosts="40x32c128g"))
     assert not other.apps.equals(baseline.apps)
 
 
@@ -46,6 +46,6 @@ def test_reservation_baseline_on_real_usage(baseline):
 
 
 def test_first_fit_differs_from_best_fit_on_the_same_workload(baseline):
-    ff = simulate(sample_workload(1), RunSettings(hosts="40x32c128g", placement="first-fit"))
+    ff = replay(sample_workload(1), RunSettings(hosts="40x32c128g", placement="first-fit"))
     assert ff.summary["apps"] == baseline.summary["apps"]
     assert not ff.apps.equals(baseline.apps)

@@ -22,6 +22,7 @@ See docs/agent.md for every key.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from numpy.typing import NDArray
 
 from reclaim.core.types import R
 from reclaim.errors import ReclaimError
+from reclaim.sim.run import RunSettings, build_policies
 from reclaim.validation import (
     CORES,
     GIB,
@@ -207,8 +209,6 @@ def load_settings(path: Path | str) -> AgentSettings:
         dry_run=a.get("dry_run", bool, False),
         wait_for_cgroups=a.get("wait_for_cgroups", bool, False),
     )
-    from reclaim.agent.loop import build_controller  # imported here: loop imports this module
-
     try:
         build_controller(settings)  # names and settings checked before any cgroup is touched
     except ReclaimError as problem:
@@ -247,3 +247,35 @@ def _components(path: Path, entries: list[Any]) -> Components:
         core=np.asarray(core, bool),
         request=np.asarray(request, np.float32).reshape(-1, R),
     )
+
+
+def build_controller(settings: AgentSettings):
+    """The controller and forecaster named in the settings, built by the same function as a
+    simulation's; the agent's k1, k2 and grace_s fill in whichever of them the controller takes
+    and its params do not set."""
+    run = RunSettings(
+        controller=settings.controller,
+        controller_params=dict(settings.controller_params),
+        forecaster=settings.forecaster,
+        forecaster_params=settings.forecaster_params,
+    )
+    try:
+        controller, forecaster = build_policies(run)
+        takes = _param_names(controller)
+        defaults = {"k1": settings.k1, "k2": settings.k2, "grace_s": settings.grace_s}
+        extra = {k: v for k, v in defaults.items() if k in takes and k not in run.controller_params}
+        if extra:
+            run.controller_params.update(extra)
+            controller, forecaster = build_policies(run)
+    except (TypeError, ValueError) as err:
+        # an unknown or ill-typed setting: refused before the agent touches a cgroup
+        raise ReclaimError(f"agent.controller_params / forecaster_params: {err}") from None
+    return controller, forecaster
+
+
+def _param_names(controller) -> set[str]:
+    """The parameters a controller takes: its ``get_params()`` keys where it has them (a
+    subclass may pass its parent's on as ``**params``), else its constructor's signature."""
+    if hasattr(controller, "get_params"):
+        return set(controller.get_params())
+    return set(inspect.signature(type(controller).__init__).parameters)

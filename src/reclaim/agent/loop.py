@@ -22,7 +22,6 @@ must, it does here, after the controller and before the actuator:
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 import time
@@ -33,50 +32,16 @@ import numpy as np
 from reclaim.agent.actuator import CgroupActuator, DockerActuator
 from reclaim.agent.cgroups import CgroupError, Cgroups
 from reclaim.agent.collector import Collector, LiveView
-from reclaim.agent.config import AgentSettings
+from reclaim.agent.config import AgentSettings, build_controller
 from reclaim.agent.store import Store
 from reclaim.core.clock import SimClock, WallClock
 from reclaim.core.control import control_step, forecast_usage, in_grace
 from reclaim.core.engine import Engine
 from reclaim.core.types import CPU, Decisions, R, Status
 from reclaim.core.view import Actuator
-from reclaim.errors import ReclaimError
-from reclaim.sim.run import RunSettings, build_policies
 
 log = logging.getLogger("reclaim.agent")
 _PRUNE_EVERY_S = 3600.0
-
-
-def build_controller(settings: AgentSettings):
-    """The controller and forecaster named in the settings, built by the same function as a
-    simulation's; the agent's k1, k2 and grace_s fill in whichever of them the controller takes
-    and its params do not set."""
-    run = RunSettings(
-        controller=settings.controller,
-        controller_params=dict(settings.controller_params),
-        forecaster=settings.forecaster,
-        forecaster_params=settings.forecaster_params,
-    )
-    try:
-        controller, forecaster = build_policies(run)
-        takes = _param_names(controller)
-        defaults = {"k1": settings.k1, "k2": settings.k2, "grace_s": settings.grace_s}
-        extra = {k: v for k, v in defaults.items() if k in takes and k not in run.controller_params}
-        if extra:
-            run.controller_params.update(extra)
-            controller, forecaster = build_policies(run)
-    except (TypeError, ValueError) as err:
-        # an unknown or ill-typed setting: refused before the agent touches a cgroup
-        raise ReclaimError(f"agent.controller_params / forecaster_params: {err}") from None
-    return controller, forecaster
-
-
-def _param_names(controller) -> set[str]:
-    """The parameters a controller takes: its ``get_params()`` keys where it has them (a
-    subclass may pass its parent's on as ``**params``), else its constructor's signature."""
-    if hasattr(controller, "get_params"):
-        return set(controller.get_params())
-    return set(inspect.signature(type(controller).__init__).parameters)
 
 
 @dataclass

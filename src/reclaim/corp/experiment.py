@@ -44,8 +44,15 @@ from typing import Any
 
 import polars as pl
 
-from reclaim.errors import ReclaimError
-from reclaim.experiments.kind import IDENTITY_COLUMNS, KindRun, RunResult, run_id
+from reclaim import registry
+from reclaim.experiments.kind import (
+    IDENTITY_COLUMNS,
+    ExperimentKind,
+    KindRun,
+    RunResult,
+    identity,
+    unique,
+)
 from reclaim.experiments.spec import ScaledSpec, SpecErrors
 
 COLUMNS = IDENTITY_COLUMNS | {
@@ -78,7 +85,7 @@ class CorpRun(KindRun):
     scenario: dict[str, Any]
     simulation: dict[str, Any]
 
-    COLUMNS = COLUMNS
+    kind = "corp"
 
     def columns(self) -> dict[str, Any]:
         return self.identity() | {
@@ -88,9 +95,6 @@ class CorpRun(KindRun):
             "slots": str(self.scenario.get("resample", "hold")),
             "epsilon": float(self.simulation["epsilon"]),
         }
-
-    def execute(self) -> RunResult:
-        return execute(self)
 
 
 @dataclass(frozen=True)
@@ -126,11 +130,7 @@ class CorpSpec(ScaledSpec):
                 }
                 runs.append(
                     CorpRun(
-                        run_id=run_id(f"{label}_jobs{n_jobs}", seed, ident),
-                        experiment=self.name,
-                        scale=sc.name,
-                        label=label,
-                        seed=seed,
+                        **identity(self, sc.name, label, seed, f"{label}_jobs{n_jobs}", ident),
                         provisioner=provisioner,
                         params=params,
                         n_jobs=n_jobs,
@@ -138,10 +138,7 @@ class CorpSpec(ScaledSpec):
                         simulation=simulation,
                     )
                 )
-        ids = [r.run_id for r in runs]
-        if len(set(ids)) != len(ids):
-            raise ReclaimError(f"{self.path}: [[runs]] ask for the same run twice")
-        return runs
+        return unique(runs, self.path)
 
 
 def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
@@ -260,6 +257,20 @@ def parse_corp_spec(doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
     )
 
 
+@registry.register("experiment", "corp")
+class CorpKind(ExperimentKind):
+    """CORP experiments: provisioners x numbers of jobs on the short-job simulator."""
+
+    columns = COLUMNS
+    report_module = "reclaim.corp.report"
+
+    def parse(self, doc: dict[str, Any], path: Path, text: str) -> CorpSpec:
+        return parse_corp_spec(doc, path, text)
+
+    def run(self, run: CorpRun) -> RunResult:
+        return execute(run)
+
+
 # ---------------------------------------------------------------------------------- execution
 _fitted: dict[str, list[Any]] = {}
 
@@ -296,8 +307,6 @@ def _fit(run: CorpRun, scenario, epsilon, fit_provisioners) -> tuple[list[Any], 
     Settings a provisioner only reads when predicting (its ``PREDICT_SETTINGS``) do not change
     what ``fit`` learns: a provisioner fitted alike but for those is copied and given them."""
     import copy
-
-    from reclaim import registry
 
     factory = registry.factory("provisioner", run.provisioner)
     signature = inspect.signature(factory).parameters

@@ -18,6 +18,7 @@ import polars as pl  # noqa: E402
 
 from reclaim.metrics.intervals import t_half_width  # noqa: E402
 from reclaim.report.experiment_data import ResultStore, read_store  # noqa: E402
+from reclaim.report.experiment_report import Report, sectioned_report  # noqa: E402
 from reclaim.report.experiment_tables import Rows  # noqa: E402
 from reclaim.report.html import Section  # noqa: E402
 
@@ -522,3 +523,8 @@ def sections(store: ResultStore, out: Path) -> tuple[list[Section], Rows]:
         tables.append(("Sensitivity, every value with its 95 % interval", detail))
     section = Section(heading, notes, cell_table(table), figures, tables)
     return [section], ordering_rows(table)
+
+
+def write(root: Path, out: Path) -> Report:
+    """The report of the CORP store at ``root``: tables, figures and ``index.html`` in ``out``."""
+    return sectioned_report(root, out, load(root), sections, SOURCE)

@@ -11,17 +11,17 @@ import os
 from collections.abc import Iterator
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.spec import Run
+from reclaim.experiments.kind import KindRun, experiment_kind
 from reclaim.processes import in_processes
 
 BACKENDS = ("local", "ray")
 
 #: (run, its result): a result has ``write(folder)`` (SimResult for shaping runs).
-Finished = Iterator[tuple[Run, object]]
+Finished = Iterator[tuple[KindRun, object]]
 
 
 def run_all(
-    runs: list[Run], backend: str = "local", jobs: int | None = None, address: str | None = None
+    runs: list[KindRun], backend: str = "local", jobs: int | None = None, address: str | None = None
 ) -> Finished:
     """Execute ``runs`` on ``backend``; ``jobs`` bounds the local pool, ``address`` picks the
     Ray cluster (None: start one on this machine)."""
@@ -37,7 +37,7 @@ def check(backend: str, jobs: int | None = None) -> None:
         raise ReclaimError(f"--jobs must be at least 1, got {jobs}")
 
 
-def local(runs: list[Run], jobs: int | None = None) -> Finished:
+def local(runs: list[KindRun], jobs: int | None = None) -> Finished:
     """A pool of ``jobs`` processes (default: one per CPU); with one job, this process."""
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(runs) <= 1:
@@ -47,7 +47,7 @@ def local(runs: list[Run], jobs: int | None = None) -> Finished:
     yield from in_processes(execute, [(run, (run,)) for run in runs], jobs)
 
 
-def on_ray(runs: list[Run], address: str | None = None) -> Finished:
+def on_ray(runs: list[KindRun], address: str | None = None) -> Finished:
     """One Ray task per run (one CPU each); results come back to this process as they finish."""
     try:
         import ray
@@ -90,6 +90,7 @@ def on_ray(runs: list[Run], address: str | None = None) -> Finished:
             ray.shutdown()
 
 
-def execute(run: Run):
-    """Execute one run of any kind (a module-level function: process pools and Ray pickle it)."""
-    return run.execute()
+def execute(run: KindRun):
+    """Execute one run of any kind by its kind (a module-level function: process pools and Ray
+    pickle it)."""
+    return experiment_kind(run.kind).run(run)

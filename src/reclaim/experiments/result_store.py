@@ -6,7 +6,7 @@ Layout (the report reads it; keep it)::
     RESULTS/experiment.json     {"name", "scale", "description"}
     RESULTS/runs/<run_id>/      the result's ``write``: summary.json ({"summary", "stats"}) and
                                 the kind's tables (SimResult: apps.parquet, timeline.parquet)
-    RESULTS/runs.parquet        one row per finished run, in run order: the run kind's COLUMNS,
+    RESULTS/runs.parquet        one row per finished run, in run order: the kind's ``columns``,
                                 then every summary key (sorted) as Float64, null where a run lacks
                                 it
 
@@ -26,7 +26,8 @@ from pathlib import Path
 import polars as pl
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.spec import ExperimentSpec, Run
+from reclaim.experiments.kind import KindRun, experiment_kind
+from reclaim.experiments.spec import ScaledSpec
 from reclaim.validation import read_json_object
 
 SUMMARY_FILE = "summary.json"
@@ -35,7 +36,7 @@ SUMMARY_FILE = "summary.json"
 class ResultStore:
     """``root`` holding the results of one experiment at one scale."""
 
-    def __init__(self, root: Path, spec: ExperimentSpec, scale: str) -> None:
+    def __init__(self, root: Path, spec: ScaledSpec, scale: str) -> None:
         """Open ``root``, creating it; refuse one holding another experiment or scale."""
         self.root = Path(root)
         self.runs_dir = self.root / "runs"
@@ -61,12 +62,13 @@ class ResultStore:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         _replace_text(meta_file, json.dumps(meta, indent=2) + "\n")
         _replace_text(self.root / "spec.toml", spec.text)
+        self.columns = experiment_kind(spec.kind).columns
         self._rows: dict[str, dict] = {}
 
-    def is_done(self, run: Run) -> bool:
+    def is_done(self, run: KindRun) -> bool:
         return (self.runs_dir / run.run_id).is_dir()
 
-    def others(self, runs: list[Run]) -> list[str]:
+    def others(self, runs: list[KindRun]) -> list[str]:
         """Run folders here that are none of ``runs``: made with other settings or by another
         reclaim version (run ids hash both). They are kept, and left out of the table."""
         wanted = {run.run_id for run in runs}
@@ -78,7 +80,7 @@ class ResultStore:
             if p.is_dir() and not p.name.startswith(".") and p.name not in wanted
         )
 
-    def set_aside_unreadable(self, runs: list[Run]) -> list[str]:
+    def set_aside_unreadable(self, runs: list[KindRun]) -> list[str]:
         """Move the folders of done ``runs`` whose summary cannot be read out of the way, so they
         run again; returns one line per run moved, saying why."""
         moved = []
@@ -97,18 +99,18 @@ class ResultStore:
                 )
         return moved
 
-    def save(self, run: Run, result) -> None:
+    def save(self, run: KindRun, result) -> None:
         """Write ``run``'s folder under a temporary name, then rename it into place."""
         partial = self.runs_dir / f".partial-{run.run_id}"
         shutil.rmtree(partial, ignore_errors=True)  # left by an interrupted write
         result.write(partial)
         partial.rename(self.runs_dir / run.run_id)
 
-    def write_table(self, runs: list[Run]) -> pl.DataFrame:
+    def write_table(self, runs: list[KindRun]) -> pl.DataFrame:
         """Rewrite runs.parquet with a row for each of ``runs`` that is done, in that order."""
         rows = [self._row(run) for run in runs if self.is_done(run)]
         # sorted: a summary's key order can vary from run to run (it comes from group-bys)
-        columns = runs[0].COLUMNS if runs else {}
+        columns = self.columns
         metrics = sorted({k for row in rows for k in row if k not in columns})
         schema = columns | dict.fromkeys(metrics, pl.Float64)
         table = pl.DataFrame(
@@ -119,7 +121,7 @@ class ResultStore:
         os.replace(tmp, self.root / "runs.parquet")
         return table
 
-    def _row(self, run: Run) -> dict:
+    def _row(self, run: KindRun) -> dict:
         if run.run_id not in self._rows:
             doc = json.loads((self.runs_dir / run.run_id / SUMMARY_FILE).read_text())
             summary = {k: None if v is None else float(v) for k, v in doc["summary"].items()}

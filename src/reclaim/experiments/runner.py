@@ -16,7 +16,7 @@ from rich.console import Console
 
 from reclaim.experiments.backends import check, run_all
 from reclaim.experiments.result_store import ResultStore
-from reclaim.experiments.spec import ExperimentSpec
+from reclaim.experiments.spec import ScaledSpec
 from reclaim.progress import count_progress
 
 
@@ -32,7 +32,7 @@ class Outcome:
 
 
 def run_experiment(
-    spec: ExperimentSpec,
+    spec: ScaledSpec,
     scale: str | None = None,
     out: Path | None = None,
     backend: str = "local",

@@ -53,7 +53,14 @@ from reclaim import registry
 from reclaim.core.types import RESOURCES_GPU
 from reclaim.defrag import Defragmenter, replay_migrations
 from reclaim.errors import ReclaimError
-from reclaim.experiments.kind import IDENTITY_COLUMNS, KindRun, RunResult, run_id
+from reclaim.experiments.kind import (
+    IDENTITY_COLUMNS,
+    ExperimentKind,
+    KindRun,
+    RunResult,
+    identity,
+    unique,
+)
 from reclaim.experiments.spec import ScaledSpec, SpecErrors
 from reclaim.lifetime.vms import VmTable
 from reclaim.placement import build_placer
@@ -109,7 +116,7 @@ class LavaRun(KindRun):
     train_fraction: float
     defrag_settings: dict[str, Any]
 
-    COLUMNS = COLUMNS
+    kind = "lava"
 
     def columns(self) -> dict[str, Any]:
         return self.identity() | {
@@ -118,9 +125,6 @@ class LavaRun(KindRun):
             "lifetimes": self.lifetimes,
             "defrag": self.defrag,
         }
-
-    def execute(self) -> RunResult:
-        return execute(self)
 
 
 @dataclass(frozen=True)
@@ -154,11 +158,7 @@ class LavaSpec(ScaledSpec):
             }
             runs.append(
                 LavaRun(
-                    run_id=run_id(f"{pool_name}_{label}", seed, ident),
-                    experiment=self.name,
-                    scale=sc.name,
-                    label=label,
-                    seed=seed,
+                    **identity(self, sc.name, label, seed, f"{pool_name}_{label}", ident),
                     pool=pool,
                     placement=placement,
                     lifetimes=lifetimes,
@@ -169,7 +169,7 @@ class LavaSpec(ScaledSpec):
                     defrag_settings=self.defrag,
                 )
             )
-        return runs
+        return unique(runs, self.path)
 
 
 def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
@@ -336,6 +336,20 @@ def lifetime_plugins(placement: str) -> str:
 def uses_lifetimes(placement: str) -> bool:
     """Whether a placer spec has a lifetime-aware plugin."""
     return bool(lifetime_plugins(placement))
+
+
+@registry.register("experiment", "lava")
+class LavaKind(ExperimentKind):
+    """Lifetime-aware placement experiments: placers x lifetimes x defragmentation on pools."""
+
+    columns = COLUMNS
+    report_module = "reclaim.lifetime.report"
+
+    def parse(self, doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
+        return parse_lava_spec(doc, path, text)
+
+    def run(self, run: LavaRun) -> RunResult:
+        return execute(run)
 
 
 # ---------------------------------------------------------------------------------- execution

@@ -15,6 +15,7 @@ import polars as pl  # noqa: E402
 from reclaim.lifetime.experiment import lifetime_plugins  # noqa: E402
 from reclaim.metrics.intervals import t_interval  # noqa: E402
 from reclaim.report.experiment_data import ResultStore, read_store  # noqa: E402
+from reclaim.report.experiment_report import Report, sectioned_report  # noqa: E402
 from reclaim.report.experiment_tables import Rows  # noqa: E402
 from reclaim.report.html import Section  # noqa: E402
 
@@ -297,3 +298,8 @@ def sections(store: ResultStore, out: Path) -> tuple[list[Section], Rows]:
     )
     section = Section(heading, notes, cell_table(table), figures, [gains])
     return [section], paper_table(table, store.runs)
+
+
+def write(root: Path, out: Path) -> Report:
+    """The report of the LAVA store at ``root``: tables, figures and ``index.html`` in ``out``."""
+    return sectioned_report(root, out, load(root), sections, SOURCE)

@@ -10,8 +10,9 @@ import polars as pl
 
 from reclaim.live.launcher import MODES
 from reclaim.live.scenario import LiveScenario, build
+from reclaim.sim import run as sim_run
 from reclaim.sim.results import SimResult
-from reclaim.sim.run import RunSettings, simulate
+from reclaim.sim.run import RunSettings
 from reclaim.workload.model import Workload
 
 #: The simulator's replays of the scenario over several seeds, beside the live run's one.
@@ -38,7 +39,7 @@ def replay_settings(scenario: LiveScenario, mode: str) -> RunSettings:
 
 
 def replay(workload: Workload, scenario: LiveScenario, mode: str) -> SimResult:
-    return simulate(workload, replay_settings(scenario, mode), extra={"mode": mode})
+    return sim_run.replay(workload, replay_settings(scenario, mode), extra={"mode": mode})
 
 
 def side_by_side(live: pl.DataFrame, simulated: pl.DataFrame, mode: str) -> pl.DataFrame:

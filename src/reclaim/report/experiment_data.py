@@ -9,7 +9,6 @@ still a store: everything here works on the runs that finished.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from reclaim.errors import ReclaimError
-from reclaim.experiments.spec import KINDS, SHAPING_COLUMNS
+from reclaim.experiments.kind import DEFAULT_KIND, experiment_kind
 from reclaim.metrics.intervals import Interval, t_half_width
 from reclaim.validation import read_json_object
 
@@ -124,7 +123,7 @@ def read_store(root: Path, required: list[str]) -> tuple[pl.DataFrame, dict, int
     if runs.is_empty():
         raise ReclaimError(f"{path}: no finished run yet")
     meta = experiment_meta(root)
-    names = _name_columns(meta.get("kind"))
+    names = _name_columns(str(meta.get("kind", DEFAULT_KIND)))
     for column, dtype in runs.schema.items():
         if column not in names and not (dtype.is_numeric() or dtype == pl.Null):
             raise ReclaimError(f"{path}: column {column!r} holds {dtype} where numbers are due")
@@ -154,13 +153,10 @@ def _read_table(path: Path) -> pl.DataFrame:
         raise ReclaimError(f"{path}: unreadable ({problem}); rerun the experiment") from None
 
 
-def _name_columns(kind: object) -> set[str]:
+def _name_columns(kind: str) -> set[str]:
     """Columns of runs.parquet that hold names for an experiment of ``kind``: the string
-    columns the run kind writes (every other column holds numbers)."""
-    columns = dict(SHAPING_COLUMNS)
-    if isinstance(kind, str) and kind in KINDS:
-        module = importlib.import_module(KINDS[kind].partition(":")[0])
-        columns |= getattr(module, "COLUMNS", {})
+    columns the kind writes (every other column holds numbers)."""
+    columns = experiment_kind(kind).columns
     return {c for c, dtype in columns.items() if dtype == pl.String}
 
 

@@ -1,4 +1,6 @@
-"""One simulation from names and numbers: what the CLI and the benchmarks call."""
+"""One simulation from settings: ``RunSettings`` name everything but the workload, the policies
+are built from them once, and :func:`replay` runs the simulator. ``reclaim.simulate`` (the API
+and the CLI) and the shaping experiment's runs both end here."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from reclaim.core.control import Controller
 from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster
-from reclaim.placement import build_placer
+from reclaim.placement import Placer, build_placer
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import SimRules, Simulator
 from reclaim.workload.model import Workload
@@ -67,13 +69,15 @@ def build_simulator(
     controller: Controller,
     forecaster: Forecaster | None,
     on_tick: Callable[[Simulator], None] | None = None,
+    placer: Placer | None = None,
 ) -> Simulator:
-    """A simulator of ``workload`` on the settings' hosts, placement and horizon."""
+    """A simulator of ``workload`` on the settings' hosts, placement (``placer`` when already
+    built from it) and horizon."""
     return Simulator(
         workload,
         HostTable.parse(settings.hosts),
         controller,
-        build_placer(settings.placement),
+        placer or build_placer(settings.placement),
         forecaster=forecaster,
         forecast_window=settings.forecast_window,
         horizon=settings.horizon_s,
@@ -82,13 +86,18 @@ def build_simulator(
     )
 
 
-def simulate(
+def replay(
     workload: Workload,
     settings: RunSettings,
+    policies: tuple[Controller, Forecaster | None, Placer] | None = None,
     on_tick: Callable[[Simulator], None] | None = None,
     extra: dict | None = None,
 ) -> SimResult:
-    """Build hosts, controller and placer by name, replay ``workload``, collect the results."""
-    controller, forecaster = build_policies(settings)
-    sim = build_simulator(workload, settings, controller, forecaster, on_tick).run()
+    """Replay ``workload`` under ``settings`` and collect the results. ``policies``: the
+    controller, forecaster and placer when already built (else built from the settings' names);
+    the settings must describe them, since they are the run's record."""
+    if policies is None:
+        policies = (*build_policies(settings), build_placer(settings.placement))
+    controller, forecaster, placer = policies
+    sim = build_simulator(workload, settings, controller, forecaster, on_tick, placer).run()
     return SimResult.from_simulator(sim, settings.identity() | (extra or {}))

@@ -127,36 +127,44 @@ def evaluate(
     for pool in pools:
         for load in loads:
             for k in range(sequences):
-                # Workloads depend on (seed, k) only: every load replays the same workloads.
-                seq = sample_sequence(
-                    pool,
-                    spec,
-                    load,
-                    np.random.default_rng([seed, k]),
-                    np.random.default_rng([seed, k, round(load * 1000)]),
-                )
-                offered = seq.rate * seq.work.mean(axis=0) / (spec.machines * spec.units)
-                offered_cols = {
-                    f"offered_{r}": float(o) for r, o in zip(RESOURCES, offered, strict=True)
-                }
+                seq = draw_sequence(pool, spec, load, seed, k)
                 for policy in policies:
-                    result = policy.run(seq, spec)
-                    capacity = np.full(result.usage.shape[-1], spec.units)
-                    metrics = placement_metrics(result, capacity, pool.period_s)
                     rows.append(
                         {
                             "store": pool.name,
                             "load": load,
                             "sequence": k,
                             "policy": policy.label,
-                            **offered_cols,
-                            "steps": len(result.usage),
-                            **metrics,
+                            **measure(seq, policy, spec, pool.period_s),
                         }
                     )
                     if on_run is not None:
                         on_run()
     return pl.DataFrame(rows)
+
+
+def draw_sequence(pool: Pool, spec: ScenarioSpec, load: float, seed: int, k: int) -> Sequence:
+    """Sequence ``k`` of ``seed`` at ``load``: its workloads depend on (seed, k) only, so every
+    load replays the same workloads."""
+    return sample_sequence(
+        pool,
+        spec,
+        load,
+        np.random.default_rng([seed, k]),
+        np.random.default_rng([seed, k, round(load * 1000)]),
+    )
+
+
+def measure(seq: Sequence, policy: Policy, spec: ScenarioSpec, period_s: float) -> dict:
+    """The offered load, the observed steps and ``placement_metrics`` of ``policy`` on ``seq``."""
+    offered = seq.rate * seq.work.mean(axis=0) / (spec.machines * spec.units)
+    result = policy.run(seq, spec)
+    capacity = np.full(result.usage.shape[-1], spec.units)
+    return (
+        {f"offered_{r}": float(o) for r, o in zip(RESOURCES, offered, strict=True)}
+        | {"steps": len(result.usage)}
+        | placement_metrics(result, capacity, period_s)
+    )
 
 
 def placement_metrics(result: ReplayResult, capacity, period_s: float) -> dict[str, float]:

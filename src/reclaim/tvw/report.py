@@ -1,5 +1,6 @@
 """Reports of the TVW placement evaluation: the pools, the metrics table, and the paper's bar charts
-(TVW-RL Figures 4 and 5: utilisation, fragmentation, machines used and overshoot per cluster load)."""
+(TVW-RL Figures 4 and 5: utilisation, fragmentation, machines used and overshoot per cluster load),
+for ``reclaim place eval`` and for result stores of the tvw experiment kind."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from reclaim.report.experiment_data import ResultStore, read_store  # noqa: E402
+from reclaim.report.experiment_report import Report, sectioned_report  # noqa: E402
+from reclaim.report.experiment_tables import Rows  # noqa: E402
+from reclaim.report.html import Section  # noqa: E402
+from reclaim.tvw.evaluate import summarize  # noqa: E402
 from reclaim.tvw.pool import PoolReport  # noqa: E402
 
 #: (column, heading, format) of the table and, in this order, the panels of the charts.
@@ -110,3 +116,45 @@ def plot_operational(summary: pl.DataFrame, store: str, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+# ------------------------------------------------------------------ the tvw experiment's report
+SOURCE = "TVW-RL paper, Figures 4 and 5 (the heuristic baselines)"
+_REQUIRED = ["run_id", "label", "store", "load", "policy", "seed"]
+
+
+def load(root: Path) -> ResultStore:
+    """The tvw result store at ``root``."""
+    runs, meta, pending = read_store(root, _REQUIRED)
+    name, scale = str(meta.get("name", root.name)), str(meta.get("scale", ""))
+    return ResultStore(root, name, scale, str(meta.get("description", "")), runs, pending)
+
+
+def sections(store: ResultStore, out: Path) -> tuple[list[Section], Rows]:
+    """A section per usage store: the metrics per load and policy (mean over sequences ± 95 %
+    interval) and the bar charts. The paper compares TVW-RL with these placers (``rl eval``);
+    the heuristics alone have no paper row."""
+    summary = summarize(store.runs.rename({"seed": "sequence"}))
+    heads = ["load", "policy", *(head for _, head, _ in PANELS)]
+    parts = []
+    for (name,), sub in summary.group_by("store", maintain_order=True):
+        rows = []
+        for row in sub.iter_rows(named=True):
+            cells = []
+            for col, _, fmt in PANELS:
+                half = row.get(f"{col}_half")
+                ci = f" ±{fmt.format(half)}" if half is not None and math.isfinite(half) else ""
+                cells.append(fmt.format(row[col]) + ci)
+            rows.append([f"{row['load']:.0%}", row["policy"], *cells])
+        chart = plot_operational(summary, str(name), out / f"tvw_{name}.png")
+        notes = [f"{int(sub['sequences'].max())} sequence(s) per load and policy."]
+        if store.description:
+            notes.insert(0, store.description)
+        figures = [(f"{name}: the paper's Figures 4-5 panels", chart.name)]
+        parts.append(Section(f"{store.name}: {name}", notes, (heads, rows), figures))
+    return parts, (["metric", "paper", "ours"], [])
+
+
+def write(root: Path, out: Path) -> Report:
+    """The report of the tvw store at ``root``: tables, charts and ``index.html`` in ``out``."""
+    return sectioned_report(root, out, load(root), sections, SOURCE)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tiny_spec import write_spec
-
-from reclaim.experiments import execute as execute_module
-from reclaim.experiments.execute import execute
 from reclaim.experiments.spec import load_spec
+from reclaim.sim import experiment as execute_module
+from reclaim.sim.experiment import execute
+from tiny_spec import write_spec
 
 
 def test_runs_of_one_seed_share_one_build_and_match_a_fresh_build(tmp_path, monkeypatch):
