@@ -501,15 +501,15 @@ class _Simulation:
         request. Status OK per row."""
         decisions.require(("lend", "bind"), "the CORP simulator")
         self.lend[decisions.lend_rows] = decisions.lend_amount
-        for job, vm in zip(
-            decisions.bind_rows.tolist(), decisions.bind_hosts.tolist(), strict=True
-        ):
-            req = self.req[job]
-            self.ent[vm] += req
-            self.est[job] = req
-            self.host[job] = vm
-            self.start[job] = self.t
-            self.vms.take(vm, req)
+        jobs, vms = decisions.bind_rows, decisions.bind_hosts
+        if len(jobs):
+            req = self.req[jobs]
+            # add.at sums a VM's repeated rows in row order, as binding one job at a time does
+            np.add.at(self.ent, vms, req)
+            np.add.at(self.vms.allocated, vms, req)
+            self.est[jobs] = req
+            self.host[jobs] = vms
+            self.start[jobs] = self.t
         return np.zeros(len(decisions.lend_rows) + len(decisions.bind_rows), np.int8)
 
     def _allocate(self, t: int) -> None:
@@ -602,7 +602,8 @@ class _Simulation:
 
         view = EntitlementView(float(t), batch, self.req, self.ent)
         step = control_step(view, self.dra_placement, None, self)
-        self.waited[batch[~np.isin(batch, step.decisions.bind_rows)]] += 1
+        self.waited[batch] += 1  # all but the bound (a subset of the batch): cheaper than isin
+        self.waited[step.decisions.bind_rows] -= 1
 
     def _borrow(self, job: int, vm: int, lenders: NDArray[np.int64]) -> None:
         """Place ``job`` on the unlocked unused resources of ``vm``, charging its lenders."""
