@@ -122,11 +122,9 @@ def module_graph() -> dict[str, dict[str, list[str]]]:
 
 
 #: Circles between files still open, each with what closes it (issue 34): the simulator's view
-#: reads the simulator's attributes until the row state is one object both share; the
-#: vectorised trainer reuses the REINFORCE trainer's pieces while that trainer dispatches to it.
+#: reads the simulator's attributes until the row state is one object both share.
 KNOWN_MODULE_CYCLES = {
     frozenset({"reclaim.sim.simulator", "reclaim.sim.view"}),
-    frozenset({"reclaim.rl.reinforce", "reclaim.rl.vector_train"}),
 }
 
 

@@ -6,12 +6,12 @@ import sys
 
 import pytest
 from polars.testing import assert_frame_equal
-from tiny_spec import write_spec
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.backends import on_ray, run_all
 from reclaim.experiments.runner import run_experiment
 from reclaim.experiments.spec import load_spec
+from tiny_spec import write_spec
 
 
 @pytest.fixture(scope="module")

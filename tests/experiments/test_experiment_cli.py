@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import polars as pl
-from tiny_spec import TINY, write_spec
 
 from cli_runner import reclaim
+from tiny_spec import TINY, write_spec
 
 
 def test_list_shows_the_shipped_specs_with_runs_per_scale():

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tiny_spec import write_spec
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.spec import load_spec, parse_spec, shipped_specs
 from reclaim.forecast.base import gaussian_quantile
+from tiny_spec import write_spec
 
 HEAD = """
 name = "t"

@@ -12,8 +12,9 @@ import pytest
 from cli_runner import reclaim
 from reclaim.errors import ReclaimError
 from reclaim.rl.policy import LinearPolicy
-from reclaim.rl.reinforce import POLICY, TrainConfig, run_training
+from reclaim.rl.reinforce import POLICY, TrainConfig
 from reclaim.rl.retrain import retrain
+from reclaim.rl.training import run_training
 from reclaim.traces.store import sample_path
 
 pytest.importorskip("torch")

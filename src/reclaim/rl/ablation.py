@@ -29,9 +29,9 @@ from reclaim.rl.reinforce import (
     POLICY,
     TrainConfig,
     checkpoint_iterations,
-    run_training,
 )
 from reclaim.rl.rewards import Weights
+from reclaim.rl.training import run_training
 from reclaim.traces.store import load_store
 from reclaim.tvw.evaluate import METRICS, run_evaluation
 from reclaim.tvw.replay import ReplayResult

@@ -164,9 +164,10 @@ def rl_train(
 ) -> None:
     """Train TVW-RL's policy (or DeepRM's selector) with REINFORCE; checkpoints, resumes, writes
     policy.npz. Vary --k-u/--k-o/--k-c for the paper's ablations."""
-    from reclaim.rl.reinforce import POLICY, TrainConfig, run_training
+    from reclaim.rl.reinforce import POLICY, TrainConfig
     from reclaim.rl.rewards import Weights
     from reclaim.rl.running_classes import check_classes
+    from reclaim.rl.training import run_training
 
     check_classes(classes)
     config = TrainConfig(iterations, trajectories, sequences, lr, seed, checkpoint_every)

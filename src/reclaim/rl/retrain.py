@@ -22,10 +22,10 @@ from reclaim.rl.reinforce import (
     differing_keys,
     older_record,
     settings,
-    train_with_progress,
     training_env,
 )
 from reclaim.rl.rewards import Weights
+from reclaim.rl.training import train_with_progress
 from reclaim.tvw.scenario import LEGACY_QUANTISATION
 
 AGENTS = {"PlacementEnv": "tvw-rl", "DeepRMEnv": "deeprm"}
