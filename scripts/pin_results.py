@@ -43,6 +43,7 @@ EXPERIMENTS = {
     "pace-fig3": "tiny",
     "pace-fig4": "tiny",
     "pace-paper": "tiny",
+    "tvw": "tiny",
 }
 #: Cells left out of a pinned spec: pace-paper's forecasting cells refit ARIMA on 2,000 points
 #: and the GP every minute of 90 days (over an hour at tiny scale); the same forecasters are
