@@ -17,13 +17,13 @@ Model (every policy is judged under it, so it is stated here once):
 - Progress. A component needs ``work`` seconds at full speed. CPU demand above its CPU allocation
   throttles it: it progresses at ``allocation / demand`` of full speed. Memory demand above its
   memory allocation at a tick is an out-of-memory failure.
-- Soft memory limits. A controller that declares ``soft_memory_limits = True`` (the optimistic
+- Soft memory limits. A controller that declares ``soft_memory_limits`` (the optimistic
   shaper) treats memory allocations as soft, as a container's soft limit is: a component may use
   more than its allocation while its host has memory left. When a host's memory demand exceeds
   its capacity, the host's OOM killer stops the component with the largest memory demand, and the
   next largest, until the rest fit (Linux's OOM killer picks the largest resident process).
-- Forecasts. A controller that ``needs_forecast`` is handed, at every tick, a forecast of each
-  running component's CPU and memory demand for the coming interval, by the run's forecaster,
+- Forecasts. A controller that declares ``needs_forecast`` is handed, at every tick, a forecast
+  of each running component's CPU and memory demand for the coming interval, by the run's forecaster,
   from the component's observed demand since it started (at most ``forecast_window`` samples);
   the ``oracle`` forecaster is handed the true demand. Components within the controller's grace
   period keep their request whatever the forecast, so they are not forecast.
