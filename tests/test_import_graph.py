@@ -121,19 +121,8 @@ def module_graph() -> dict[str, dict[str, list[str]]]:
     return graph
 
 
-#: Circles between files still open, each with what closes it (issue 34): the simulator's view
-#: reads the simulator's attributes until the row state is one object both share.
-KNOWN_MODULE_CYCLES = {
-    frozenset({"reclaim.sim.simulator", "reclaim.sim.view"}),
-}
-
-
 def test_files_of_a_package_form_no_import_cycle():
     graph = module_graph()
-    for known in KNOWN_MODULE_CYCLES:  # still there: drop it from the list once closed
-        a, b = sorted(known)
-        assert b in graph[a] and a in graph[b], f"{a} <-> {b} is closed: drop it from the list"
-        del graph[a][b]
     cycle = find_cycle(graph)
     if cycle:
         steps = [f"{a} -> {b}" for a, b in zip(cycle, cycle[1:], strict=False)]

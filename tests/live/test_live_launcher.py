@@ -8,7 +8,7 @@ import numpy as np
 
 from reclaim.live.launcher import UP, _State
 from reclaim.live.scenario import LiveScenario
-from reclaim.sim.simulator import RUNNING
+from reclaim.sim.state import RUNNING
 from tiny_workloads import tiny_workload
 
 

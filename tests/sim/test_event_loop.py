@@ -54,8 +54,8 @@ def assert_same(fast, slow):
     for name in PER_APP:
         assert np.array_equal(getattr(fast, name), getattr(slow, name), equal_nan=True), name
     assert np.array_equal(fast.timeline, slow.timeline)
-    assert fast.now == slow.now
-    assert fast.finished == slow.finished
+    assert fast.state.now == slow.state.now
+    assert fast.state.finished == slow.state.finished
     assert (fast.stats.events, fast.stats.ticks) == (slow.stats.events, slow.stats.ticks)
     assert fast.stats.component_ticks == slow.stats.component_ticks
     a = SimResult.from_simulator(fast, {})
@@ -131,7 +131,7 @@ def test_loop_grows_the_workload_table_where_the_handlers_do():
     comps = [(0.01, 0.01, 600, i < 500, 0, 0) for i in range(3000)]
     wl = tiny_workload([(0.0, comps), (10.0, comps[:1500]), (20.0, [(1, 1, 50, True, 0, 0)])])
     fast, slow = both(wl, "2x64c256g")
-    assert len(fast.wt) == len(slow.wt) > 3000
+    assert len(fast.state.wt) == len(slow.state.wt) > 3000
     assert_same(fast, slow)
 
 
@@ -146,4 +146,4 @@ def test_loop_equals_the_handlers_on_real_usage():
 def test_placers_without_one_score_kernel_run_the_handlers(placement):
     wl = tiny_workload([(0.0, [(1, 1, 100, True, 0, 0)])])
     sim = Simulator(wl, HostTable.parse("2x4c8g"), Reservation(), build_placer(placement)).run()
-    assert sim._binding is None and sim.app_state.tolist() == [2]
+    assert sim._binding is None and sim.state.app_state.tolist() == [2]

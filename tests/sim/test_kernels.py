@@ -512,22 +512,3 @@ def test_complete_into_is_complete_and_the_application_bookkeeping(seed):
     released = np.unique(host[batch[(host[batch] >= 0) & (row_epoch[batch] == epoch)]])
     assert sorted(dirty_list[: ist[_kernels.I_NDIRTY]].tolist()) == released.tolist()
     assert np.flatnonzero(dirty).tolist() == released.tolist()
-
-
-@settings(max_examples=40)
-@given(st.integers(1, 300), st.integers(0, 2**32 - 1), st.integers(1, 50))
-def test_app_totals_block_by_block_equal_whole_workload_numpy(n_apps, seed, block):
-    from reclaim.sim.simulator import app_totals
-
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, int(rng.choice([3, 40, 400])), n_apps)
-    indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    core = rng.random(indptr[-1]) < rng.random()
-    request = (rng.random((indptr[-1], R)) * rng.choice([1.0, 1000.0])).astype(np.float32)
-    expected = (
-        np.add.reduceat(core.astype(np.int64), indptr[:-1]),
-        np.add.reduceat(request * core[:, None], indptr[:-1], axis=0),
-        np.minimum.reduceat(np.where(core[:, None], np.inf, request), indptr[:-1], axis=0),
-    )
-    for got, want in zip(app_totals(indptr, core, request, block), expected, strict=True):
-        assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -121,7 +121,7 @@ def test_memory_above_allocation_fails_and_requeues_with_lost_work():
     assert res.summary["failure_rate"] == res.summary["core_oom_rate"] == 1.0
     assert res.summary["resubmissions"] == 3
     assert column(res, "state") == ["running"]
-    assert sim.app_start[0] == 900.0
+    assert sim.state.app_start[0] == 900.0
 
 
 def test_elastic_component_waits_then_runs_and_its_loss_is_partial():
@@ -180,7 +180,7 @@ def test_first_fit_and_best_fit_choose_differently():
     ]
     for placement in ("best-fit", "first-fit"):
         sim, _ = run(tiny_workload(apps), hosts="2x4c8g", placement=placement, horizon=1)
-        assert sim.hosts.allocated[:, 0].tolist() == [4.0, 3.0]
+        assert sim.state.hosts.allocated[:, 0].tolist() == [4.0, 3.0]
 
 
 def small_workloads():
@@ -210,7 +210,7 @@ def test_baseline_never_overcommits_and_every_application_ends(case, placement):
     overcommitted = []
 
     def check(sim):
-        overcommitted.append(np.any(sim.hosts.allocated > sim.hosts.capacity + 1e-6))
+        overcommitted.append(np.any(sim.state.hosts.allocated > sim.state.hosts.capacity + 1e-6))
 
     sim, res = run(wl, hosts="2x4c8g", placement=placement, on_tick=check)
     assert not any(overcommitted)
@@ -263,7 +263,7 @@ def test_an_elastic_component_outgrowing_its_forecast_is_shaped_no_more_after_ma
     sim, res = run(wl, hosts="1x4c8g", controller=controller, forecaster=Naive(), horizon=5e4)
     assert column(res, "component_ooms") == [2]
     assert column(res, "state") == ["done"]
-    assert sim.comp_ooms.tolist() == [0, 2]
+    assert sim.state.comp_ooms.tolist() == [0, 2]
 
 
 def test_with_soft_memory_limits_the_same_growth_kills_nothing_while_the_host_has_room():
@@ -280,7 +280,7 @@ def test_with_soft_memory_limits_the_same_growth_kills_nothing_while_the_host_ha
     sim, res = run(wl, hosts="1x4c8g", controller=controller, forecaster=Naive(), horizon=5e4)
     assert column(res, "component_ooms") == [0]
     assert column(res, "state") == ["done"]
-    assert sim.comp_ooms.tolist() == [0, 0]
+    assert sim.state.comp_ooms.tolist() == [0, 0]
 
 
 @pytest.mark.parametrize(("soft", "ooms"), [(True, 0), (False, 2)])
@@ -297,7 +297,7 @@ def test_optimistic_limits_are_soft_by_default_and_hard_as_in_the_papers_simulat
     controller = Optimistic(grace_s=0.0, max_failures=2, soft_memory_limits=soft)
     sim, res = run(wl, hosts="1x4c8g", controller=controller, forecaster=Naive(), horizon=5e4)
     assert column(res, "state") == ["done"]
-    assert sim.comp_ooms.tolist() == [0, ooms]
+    assert sim.state.comp_ooms.tolist() == [0, ooms]
 
 
 def test_the_oracle_shortcut_gives_what_the_forecasting_path_gives():

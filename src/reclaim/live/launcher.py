@@ -44,7 +44,8 @@ from reclaim.metrics import (
     timeline_table,
 )
 from reclaim.sim.results import SimResult, tally_table
-from reclaim.sim.simulator import DONE, QUEUED, REJECTED, RUNNING, WAITING, RunStats
+from reclaim.sim.simulator import RunStats
+from reclaim.sim.state import DONE, QUEUED, REJECTED, RUNNING, WAITING
 from reclaim.workload.model import Workload
 
 COMPONENT_PROGRAM = Path(__file__).with_name("component.py")

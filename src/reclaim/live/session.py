@@ -19,7 +19,7 @@ from reclaim.live.launcher import MODES, LiveRun
 from reclaim.live.report import plot_figure5, run_dir
 from reclaim.live.scenario import LiveScenario, build
 from reclaim.progress import LoggedProgress
-from reclaim.sim.simulator import DONE, REJECTED
+from reclaim.sim.state import DONE, REJECTED
 
 SCENARIO_FILE = "live.json"
 

@@ -49,9 +49,10 @@ class SimProgress:
                 console=self.console,
                 transient=True,
             )
-            self._task = self._progress.add_task("", total=sim.workload.n_apps, day=0.0)
+            self._task = self._progress.add_task("", total=sim.state.workload.n_apps, day=0.0)
             self._progress.start()
-        self._progress.update(self._task, completed=sim.finished, day=sim.now / 86400.0)
+        state = sim.state
+        self._progress.update(self._task, completed=state.finished, day=state.now / 86400.0)
 
 
 _ROWS = [

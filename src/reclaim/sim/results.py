@@ -19,7 +19,8 @@ from reclaim.metrics import (
     summarize_timeline,
     timeline_table,
 )
-from reclaim.sim.simulator import DONE, QUEUED, REJECTED, RUNNING, WAITING, RunStats, Simulator
+from reclaim.sim.simulator import RunStats, Simulator
+from reclaim.sim.state import DONE, QUEUED, REJECTED, RUNNING, WAITING
 
 #: The shaping paper's grace period (section 5), reported for controllers that shape nothing.
 DEFAULT_GRACE_S = 600.0
@@ -35,7 +36,7 @@ STATE_NAMES = {
 
 def tally_table(arrival: np.ndarray, tally) -> pl.DataFrame:
     """The per-application table from a tally holding the simulator's ``app_*`` arrays: the
-    simulator itself, or a live run's state, so that both write the same columns."""
+    simulator's state, or a live run's, so that both write the same columns."""
     return application_table(
         arrival,
         tally.app_first_start,
@@ -65,14 +66,14 @@ class SimResult:
 
     @classmethod
     def from_simulator(cls, sim: Simulator, settings: dict[str, object]) -> SimResult:
-        wl = sim.workload
-        apps = tally_table(wl.arrival, sim)
-        timeline = timeline_table(sim.timeline, sim.hosts.capacity)
+        wl = sim.state.workload
+        apps = tally_table(wl.arrival, sim.state)
+        timeline = timeline_table(sim.timeline, sim.state.hosts.capacity)
         summary = summarize_applications(apps) | summarize_timeline(timeline)
         grace = capabilities(sim.controller, ControllerCapabilities).grace_s
         grace = DEFAULT_GRACE_S if grace is None else grace
         summary |= shapeable_share(wl.comp_indptr, wl.work, wl.request, grace)
-        summary["simulated_days"] = sim.now / 86400.0
+        summary["simulated_days"] = sim.state.now / 86400.0
         if sim.stats.forecasts:
             summary["forecast_fallback_share"] = sim.stats.forecast_fallbacks / sim.stats.forecasts
         miss = getattr(sim.forecaster, "miss_rate_", None)

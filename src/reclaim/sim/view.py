@@ -1,9 +1,12 @@
 """The simulator's :class:`~reclaim.core.view.ClusterView` and actuator: what a controller reads
-of the simulator's state, and how its decisions change that state."""
+of the simulator's state (:class:`~reclaim.sim.state.SimState`), and how its decisions change
+that state. Both hold the state, not the simulator; the two acts that need the simulator's event
+handling (stopping rows, a scheduling pass after limits shrank) reach it through
+:class:`RowControl`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,50 +15,48 @@ from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
 from reclaim.core.types import Decisions, R, Status
 from reclaim.sim import _kernels
-
-if TYPE_CHECKING:
-    from reclaim.sim.simulator import Simulator
+from reclaim.sim.state import SimState
 
 
 class SimView:
     """The simulator's state seen through :class:`ClusterView`."""
 
-    def __init__(self, sim: Simulator) -> None:
-        self._sim = sim
+    def __init__(self, state: SimState) -> None:
+        self._state = state
 
     @property
     def now(self) -> float:
-        return self._sim.now
+        return self._state.now
 
     @property
     def hosts(self) -> HostTable:
-        return self._sim.hosts
+        return self._state.hosts
 
     @property
     def workloads(self) -> WorkloadTable:
-        return self._sim.wt
+        return self._state.wt
 
     @property
     def running(self) -> NDArray[np.int64]:
         """(n,) int64 rows in use, in order (do not modify: within a tick it is one cached array)."""
-        return self._sim.running_rows()
+        return self._state.running_rows()
 
     @property
     def app_failures(self) -> NDArray[np.int32]:
         """(A,) int32 out-of-memory failures of each application so far (its rows' ``app``)."""
-        return self._sim.app_failures
+        return self._state.app_failures
 
     @property
     def component_ooms(self) -> NDArray[np.uint8]:
         """(C,) uint8 times each component (by id, its rows' ``component``) was stopped out of
         memory so far, saturating at 255."""
-        return self._sim.comp_ooms
+        return self._state.comp_ooms
 
     @property
     def recent_ooms(self) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Components stopped out of memory at the last tick, (k,) int64 component ids (stable
         across restarts, unlike rows), with their memory demand then, (k,) float32 GiB."""
-        return self._sim.last_ooms
+        return self._state.last_ooms
 
     def usage_history(self, rows: NDArray[np.integer], window: int) -> GroupedArray:
         """Per row, the usage samples (n, R) float32 observed since its start, at most ``window``.
@@ -63,27 +64,40 @@ class SimView:
         Samples are the components' demand (CPU before throttling), oldest first; the current
         interval's sample is not included: it is the future a forecaster is asked about.
         """
-        sim = self._sim
+        st = self._state
         data, indptr = _kernels.usage_history(
             np.asarray(rows, np.int64),
-            sim.now,
-            sim.period,
+            st.now,
+            st.period,
             window,
-            sim.wt.start,
-            sim.wt.request,
-            sim.shape_base,
-            sim.shape_len,
-            sim.shape_offset,
-            sim.workload.shapes.data,
+            st.wt.start,
+            st.wt.request,
+            st.shape_base,
+            st.shape_len,
+            st.shape_offset,
+            st.workload.shapes.data,
         )
         return GroupedArray(data, indptr)
 
 
-class SimActuator:
-    """Applies a controller's decisions to the simulator's state."""
+class RowControl(Protocol):
+    """What the actuator asks of the simulator's event handling (the simulator is one)."""
 
-    def __init__(self, sim: Simulator) -> None:
-        self._sim = sim
+    def preempt(self, rows: NDArray[np.int64]) -> None:
+        """Stop ``rows`` now, with the consequences of the simulator's model."""
+
+    def allocation_shrank(self) -> None:
+        """Limits went down: waiting work may fit now."""
+
+
+class SimActuator:
+    """Applies a controller's decisions to the simulator's state; ``control`` stops rows and
+    hears of shrunk limits; ``refuse_whole_resize`` is the rule of that name (``SimRules``)."""
+
+    def __init__(self, state: SimState, control: RowControl, refuse_whole_resize: bool) -> None:
+        self._state = state
+        self._control = control
+        self._refuse_whole_resize = refuse_whole_resize
 
     def apply(self, decisions: Decisions) -> NDArray[np.int8]:
         """Evict, then resize; returns a Status per decision row (resizes first, then evictions).
@@ -93,10 +107,10 @@ class SimActuator:
         row is still UNSCHEDULABLE; its other resources change).
         """
         decisions.require(("resize", "evict"), "the shaping simulator")
-        sim, wt, hosts = self._sim, self._sim.wt, self._sim.hosts
+        wt, hosts = self._state.wt, self._state.hosts
         status = np.full(len(decisions.resize_rows) + len(decisions.evict), Status.OK, np.int8)
         if len(decisions.evict):
-            sim.preempt(decisions.evict.astype(np.int64))
+            self._control.preempt(decisions.evict.astype(np.int64))
         rows = decisions.resize_rows.astype(np.int64)
         alive = wt.host[rows] >= 0
         status[: len(rows)][~alive] = Status.UNSCHEDULABLE
@@ -109,7 +123,7 @@ class SimActuator:
         for r in range(R):
             after[:, r] += np.bincount(host, delta[:, r], minlength=len(hosts))
         over = after > hosts.capacity + 1e-6
-        if sim.rules.refuse_whole_resize:
+        if self._refuse_whole_resize:
             refused = np.any(over, axis=1)[host] & np.any(delta > 0, axis=1)
             kept = np.repeat(~refused[:, None], R, axis=1)
         else:  # each resource's raise stands or falls alone
@@ -121,5 +135,5 @@ class SimActuator:
         wt.limit[rows] = np.where(kept, limit, wt.limit[rows])
         status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
         if np.any(delta < 0):
-            sim.allocation_shrank()
+            self._control.allocation_shrank()
         return status
