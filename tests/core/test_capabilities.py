@@ -15,6 +15,7 @@ from reclaim.core.capabilities import (
 )
 from reclaim.core.control import control_step, grace_of, in_grace
 from reclaim.errors import ReclaimError
+from reclaim.placement import build_placer
 from reclaim.placement.framework import Placer, WeightedPlugin
 from reclaim.placement.plugins.best_fit import BestFit
 
@@ -97,3 +98,42 @@ def test_the_grace_rule():
     assert in_grace(1000.0, start, 600.0).tolist() == [False, False, True, True]
     assert grace_of(registry.build("controller", "optimistic", grace_s=60.0)) == 60.0
     assert grace_of(registry.build("controller", "reservation")) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kind", "misspelt"),
+    [
+        (PlacementCapabilities, "seded"),
+        (PlacementCapabilities, "observe"),
+        (PlacementCapabilities, "select"),
+        (ControllerCapabilities, "report"),
+        (ForecasterCapabilities, "report"),
+    ],
+)
+def test_the_declarations_that_replaced_probing_are_closed_names_too(kind, misspelt):
+    with pytest.raises(TypeError, match=misspelt):
+        kind(**{misspelt: True})
+
+
+def test_a_misspelt_capability_asked_of_a_placer_is_an_error():
+    placer = build_placer("random-fit")
+    assert placer.declaring("seeded") == [placer.plugins[0].plugin]
+    with pytest.raises(AttributeError, match="seded"):
+        placer.declaring("seded")
+
+
+def test_who_declares_what_the_loops_once_probed_for():
+    def placement(name):
+        return capabilities(registry.build("placement", name), PlacementCapabilities)
+
+    assert placement("random-fit").seeded and not placement("best-fit").seeded
+    assert placement("deeprm").selects and not placement("deeprm").observes
+    assert placement("tvw-rl").observes and not placement("tvw-rl").selects
+    conformal = registry.build("forecaster", "conformal", base="naive")
+    assert capabilities(conformal, ForecasterCapabilities).reports
+    naive = registry.build("forecaster", "naive")
+    assert not capabilities(naive, ForecasterCapabilities).reports
+    fixed = registry.build("controller", "pessimistic")
+    adaptive = registry.build("controller", "pessimistic", failure_target=0.05)
+    assert not capabilities(fixed, ControllerCapabilities).reports
+    assert capabilities(adaptive, ControllerCapabilities).reports

@@ -316,3 +316,10 @@ def test_dra_places_new_jobs_only_on_unallocated_capacity():
     res = simulate(sc, "dra", window=6, seed=0)
     assert res.host[0] != res.host[1] and res.start[1] == 1
     assert not res.borrower.any()
+
+
+def test_a_seeded_placement_plugin_draws_from_the_runs_seed():
+    from reclaim.corp.simulator import _make_placer
+
+    assert _make_placer("random-fit", 7).plugins[0].plugin.seed == 7
+    assert _make_placer("best-fit", 7).plugins[0].plugin.get_params() == {}  # nothing to seed

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from reclaim import registry
-from reclaim.core.capabilities import PlacementCapabilities, capabilities
+from reclaim.core.capabilities import PlacementCapabilities
 from reclaim.placement.framework import min_max_normalize
 from reclaim.placement.plugins.best_fit import BestFit
 from reclaim.testing.placement import check_plugin
@@ -16,8 +16,8 @@ from reclaim.testing.placement import check_plugin
 
 @pytest.mark.parametrize("name", registry.names("placement"))
 def test_registered_plugin_conforms(name):
-    if capabilities(registry.build("placement", name), PlacementCapabilities).stateful:
-        pytest.skip("scores from an environment's state: checked with its environment (tests/rl)")
+    # a stateful plugin (scoring from an environment's state) is held to its declarations here,
+    # and placed with its environment in tests/rl
     check_plugin(name)
 
 
@@ -87,3 +87,25 @@ def test_the_suite_catches_a_declared_protocol_left_unimplemented():
 def test_the_suite_catches_a_false_min_max_declaration():
     with pytest.raises(AssertionError, match="declares min_max"):
         check_plugin("squares-its-scores", SquaresItsScores)
+
+
+class SeededWithoutSeed(BestFit):
+    """Declares that its draws follow a seed setting it does not have."""
+
+    __capabilities__ = replace(BestFit.__capabilities__, seeded=True)
+
+
+class SelectsWithoutSelect(BestFit):
+    """Declares DeepRM's selection without implementing it."""
+
+    __capabilities__ = replace(BestFit.__capabilities__, stateful=True, selects=True)
+
+
+def test_the_suite_catches_a_seeded_declaration_without_a_seed():
+    with pytest.raises(AssertionError, match="declares seeded but has no int seed"):
+        check_plugin("seeded-without-seed", SeededWithoutSeed)
+
+
+def test_the_suite_holds_a_stateful_plugin_to_its_declarations():
+    with pytest.raises(AssertionError, match="declares selects but has no select"):
+        check_plugin("selects-without-select", SelectsWithoutSelect)

@@ -39,14 +39,15 @@ def mem_end(v: float) -> float:
 
 
 class View:
-    """The smallest ClusterView the controller reads."""
+    """The smallest ClusterView the controller reads (``apps``: how many applications, default
+    those the table names; no failures yet)."""
 
     def __init__(self, wt: WorkloadTable, apps: int = 0) -> None:
         self.workloads = wt
         self.now = 0.0
         self.recent_ooms = (np.empty(0, np.int64), np.empty(0, np.float32))
-        if apps:
-            self.app_failures = np.zeros(apps, np.int32)
+        self.app_failures = np.zeros(apps or int(wt.app.max()) + 1, np.int32)
+        self.component_ooms = np.zeros(len(wt), np.uint8)
 
     @property
     def running(self):
@@ -481,3 +482,10 @@ def test_end_to_end_on_the_shipped_sample():
     assert vpa.summary["slack_mem_weighted"] < base.summary["slack_mem_weighted"]
     assert vpa.summary["apps"] == 120 and len(vpa.apps) == 120
     assert vpa.summary["apps_done"] + vpa.summary["apps_rejected"] == 120
+
+
+def test_a_view_without_failure_counts_is_an_error_not_a_silent_default():
+    view = View(table([[4.0, 4.0]]))
+    del view.component_ooms
+    with pytest.raises(AttributeError, match="component_ooms"):
+        tick(VerticalPodAutoscaler(), view, 0.0)

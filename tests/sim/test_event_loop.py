@@ -52,7 +52,9 @@ def both(workload, hosts, placement="best-fit", controller=Reservation, **kw):
 def assert_same(fast, slow):
     assert fast._binding is not None and slow._binding is None  # the loop ran in one only
     for name in PER_APP:
-        assert np.array_equal(getattr(fast, name), getattr(slow, name), equal_nan=True), name
+        assert np.array_equal(
+            getattr(fast.state, name), getattr(slow.state, name), equal_nan=True
+        ), name
     assert np.array_equal(fast.timeline, slow.timeline)
     assert fast.state.now == slow.state.now
     assert fast.state.finished == slow.state.finished

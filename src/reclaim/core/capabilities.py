@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from reclaim.errors import ReclaimError
 
@@ -26,18 +26,22 @@ class ControllerCapabilities:
     before (the core's grace rule, :func:`reclaim.core.control.due_rows`); None for a policy
     without a grace period of its own (one that shapes nothing).
     soft_memory_limits: its memory limits throttle instead of killing while the host has room.
+    reports: it adds figures of its own to a run's summary (:class:`Reports`).
     """
 
     needs_forecast: bool = True
     grace_s: float | None = None
     soft_memory_limits: bool = False
+    reports: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ForecasterCapabilities:
-    """needs_future: the forecaster must be handed the true next value (the oracle)."""
+    """needs_future: the forecaster must be handed the true next value (the oracle).
+    reports: it adds figures of its own to a run's summary (:class:`Reports`)."""
 
     needs_future: bool = False
+    reports: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,10 @@ class PlacementCapabilities:
     ``placement.plugins.corp_packing.corp_group_kernel``).
     stateful: it places only inside a loop of its own that feeds it state (the learned TVW
     placers), so the generic conformance checks cannot drive it.
+    seeded: its draws follow its ``seed`` setting (an int), which a run sets to the run's seed.
+    observes: it scores from the observation of the loop that drives it, which that loop hands
+    it as its ``observe`` (a callable returning the current (D,) observation; TVW-RL).
+    selects: its ``select(obs, mask)`` picks which waiting workload is placed next (DeepRM).
     """
 
     monotone: bool = False
@@ -67,6 +75,9 @@ class PlacementCapabilities:
     kernel: Callable | None = None
     group_kernel: Callable | None = None
     stateful: bool = False
+    seeded: bool = False
+    observes: bool = False
+    selects: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +86,13 @@ class ProvisionerCapabilities:
     capacity every window (DRA as published)."""
 
     redistributes: bool = False
+
+
+class Reports(Protocol):
+    """A component declaring ``reports``: its figures for the run's summary (names not taken by
+    the summary's own), read once the run is over."""
+
+    def run_summary(self) -> dict[str, float]: ...
 
 
 C = TypeVar("C")

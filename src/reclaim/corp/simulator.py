@@ -277,9 +277,8 @@ WALL_TIME_KEYS = frozenset(
 
 def _make_placer(spec: str, seed: int) -> Placer:
     placer = build_placer(spec)
-    for wp in placer.plugins:  # seeded plugins (random-fit) draw from the run's seed
-        if hasattr(wp.plugin, "seed"):
-            wp.plugin.seed = int(seed)
+    for plugin in placer.declaring("seeded"):  # random-fit draws from the run's seed
+        plugin.set_params(seed=int(seed))
     return placer
 
 

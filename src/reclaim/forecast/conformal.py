@@ -27,6 +27,7 @@ Without keys nothing can be scored, and the wrapper passes the current calibrati
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
@@ -69,7 +70,7 @@ class Conformal(Forecaster):
 
     @property
     def __capabilities__(self) -> ForecasterCapabilities:  # type: ignore[override]
-        return capabilities(self._base(), ForecasterCapabilities)
+        return replace(capabilities(self._base(), ForecasterCapabilities), reports=True)
 
     def _base(self) -> Forecaster:
         if not hasattr(self, "base_"):
@@ -123,6 +124,12 @@ class Conformal(Forecaster):
     def miss_rate_(self) -> float:
         """Average share of series above their bound over the calls scored so far."""
         return self.misses_ / self.calls_ if self.calls_ else float("nan")
+
+    def run_summary(self) -> dict[str, float]:
+        """The coverage the bounds realised over the run (none before a call was scored)."""
+        if not hasattr(self, "calls_") or not self.calls_:
+            return {}
+        return {"realised_coverage": 1.0 - float(self.miss_rate_)}
 
     def predict(self, h: int = 1) -> Forecast:
         raw = self.base_.predict(h)

@@ -163,22 +163,23 @@ class Placer:
     def needs_view(self) -> bool:
         return any(c.needs_view for c in self._capabilities)
 
-    def _declaring(self, capability: str) -> list:
-        """The plugins, in order, whose capabilities say ``capability`` (a known name)."""
+    def declaring(self, capability: str) -> list:
+        """The plugins, in order, whose capabilities say ``capability`` (a known name: another
+        is an AttributeError)."""
         pairs = zip(self.plugins, self._capabilities, strict=True)
         return [wp.plugin for wp, caps in pairs if getattr(caps, capability)]
 
     @cached_property
     def _filters(self) -> list[Filter]:
-        return self._declaring("filters")
+        return self.declaring("filters")
 
     @cached_property
     def _groupers(self) -> list[Grouper]:
-        return self._declaring("groups")
+        return self.declaring("groups")
 
     @cached_property
     def _hooked(self) -> list[ViewHooks]:
-        return self._declaring("view_hooks")
+        return self.declaring("view_hooks")
 
     def on_bind(self, view, item: int, host: int) -> None:
         """Tell the plugins that hold state of their own that ``item`` now holds room on ``host``

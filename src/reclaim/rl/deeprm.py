@@ -261,7 +261,7 @@ class DeepRM(BestFit):
     next (``path``: a saved selector, default the shipped one), used by :func:`run_deeprm`."""
 
     # stateful: its selection needs DeepRM's state, so it runs through run_deeprm
-    __capabilities__ = PlacementCapabilities(stateful=True)
+    __capabilities__ = PlacementCapabilities(stateful=True, selects=True)
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
@@ -280,9 +280,10 @@ def _shipped() -> str:
 
 def run_deeprm(sequence: Sequence, placer: Placer, env: DeepRMEnv) -> ReplayResult:
     """Replay ``sequence``: the placer's DeepRM plugin picks workloads, Best-Fit places them."""
-    selector = next((wp.plugin for wp in placer.plugins if hasattr(wp.plugin, "select")), None)
-    if selector is None:
+    selectors = placer.declaring("selects")
+    if not selectors:
         raise ReclaimError("run_deeprm needs the deeprm plugin in the placer")
+    selector = selectors[0]
     obs, info = env.reset(np.random.default_rng(0), sequence)
     done = False
     while not done:

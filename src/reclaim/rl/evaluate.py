@@ -41,7 +41,7 @@ def run_learned(sequence: Sequence, placer: Placer, env: PlacementEnv) -> Replay
     with ``placer``. An env with the hold action is driven by the policy itself (greedy over the
     mask, hold included): a placer can only name a machine."""
     if env.hold:
-        policy = next(wp.plugin for wp in placer.plugins if hasattr(wp.plugin, "observe"))
+        policy = placer.declaring("observes")[0]
         network = LinearPolicy.load(policy.path)
         if network.w2.shape[0] != env.actions:
             raise ReclaimError(
@@ -54,9 +54,8 @@ def run_learned(sequence: Sequence, placer: Placer, env: PlacementEnv) -> Replay
             obs, _, terminated, truncated, info = env.step(int(action))
             done = terminated or truncated
         return env.replay.result()
-    for wp in placer.plugins:
-        if hasattr(wp.plugin, "observe"):
-            wp.plugin.observe = lambda: obs  # late-bound: the observation of the current step
+    for plugin in placer.declaring("observes"):
+        plugin.observe = lambda: obs  # late-bound: the observation of the current step
     obs, _ = env.reset(np.random.default_rng(0), sequence)
     replay = env.replay
     while not replay.done:

@@ -106,7 +106,7 @@ class TVWRL(Component):
 
     # not monotone: the score depends on the whole cluster state, not on free capacity alone;
     # stateful: it needs ``observe``, so the generic plugin checks cannot drive it
-    __capabilities__ = PlacementCapabilities(stateful=True)
+    __capabilities__ = PlacementCapabilities(stateful=True, observes=True)
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path

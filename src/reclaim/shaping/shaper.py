@@ -68,7 +68,22 @@ class Shaper(Component):
 
     @property
     def __capabilities__(self) -> ControllerCapabilities:
-        return ControllerCapabilities(grace_s=float(self.grace_s))
+        # adapting K2 to a failure target, it reports its own tally
+        reports = self.failure_target is not None
+        return ControllerCapabilities(grace_s=float(self.grace_s), reports=reports)
+
+    def run_summary(self) -> dict[str, float]:
+        """With a failure target: the target, K2 as adapted, and the outcomes it learned from."""
+        outcomes, failed = getattr(self, "outcomes_", 0), getattr(self, "failed_", 0)
+        out = {
+            "failure_target": float(self.failure_target),
+            "adapted_k2": float(getattr(self, "k2_", self.k2)),
+            "target_outcomes": float(outcomes),
+            "target_failed": float(failed),
+        }
+        if outcomes:
+            out["target_failure_rate"] = failed / outcomes
+        return out
 
     def targets(
         self, view: ClusterView, forecast: UsageForecast

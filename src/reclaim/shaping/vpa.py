@@ -439,13 +439,8 @@ class VerticalPodAutoscaler(Component):
         )
         if len(ooms):
             same &= ~np.isin(comps, ooms)
-        failures = getattr(view, "app_failures", None)
-        failures = None if failures is None else np.asarray(failures)
-        compare = (
-            failures is not None
-            and self.failures_ is not None
-            and len(self.failures_) == len(failures)
-        )
+        failures = np.asarray(view.app_failures)
+        compare = self.failures_ is not None and len(self.failures_) == len(failures)
         if compare:
             # an application failed and restarted at that very instant: new incarnations
             same &= failures[apps] == self.failures_[apps]
@@ -462,7 +457,7 @@ class VerticalPodAutoscaler(Component):
                 gone &= failures[prev_apps] == self.failures_[prev_apps]
             done = self.slot_of_[self.prev_comps_[gone]]
             self._release(done[done >= 0])
-        self.failures_ = None if failures is None else failures.copy()
+        self.failures_ = failures.copy()
         self.prev_comps_, self.prev_apps_ = comps, apps
 
         if fresh and len(ooms):
@@ -497,13 +492,9 @@ class VerticalPodAutoscaler(Component):
         """Rows whose application failed, or whose component ran out of memory, ``max_failures``
         times go back to their request and stay there; other picks are kept."""
         wl = view.workloads
-        failed = np.zeros(len(rows), bool)
-        app_failures = getattr(view, "app_failures", None)
-        if app_failures is not None:
-            failed |= np.asarray(app_failures)[wl.app[rows]] >= self.max_failures
-        component_ooms = getattr(view, "component_ooms", None)
-        if component_ooms is not None:
-            failed |= np.asarray(component_ooms)[wl.component[rows]] >= self.max_failures
+        failed = (np.asarray(view.app_failures)[wl.app[rows]] >= self.max_failures) | (
+            np.asarray(view.component_ooms)[wl.component[rows]] >= self.max_failures
+        )
         if not failed.any():
             return picked, resize_limit
         keep = ~failed[picked]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from reclaim.core.capabilities import ControllerCapabilities, capabilities
+from reclaim.core.capabilities import ControllerCapabilities, ForecasterCapabilities, capabilities
 from reclaim.core.types import CPU, MEM
 from reclaim.metrics import (
     application_slack,
@@ -76,19 +76,14 @@ class SimResult:
         summary["simulated_days"] = sim.state.now / 86400.0
         if sim.stats.forecasts:
             summary["forecast_fallback_share"] = sim.stats.forecast_fallbacks / sim.stats.forecasts
-        miss = getattr(sim.forecaster, "miss_rate_", None)
-        if miss is not None and np.isfinite(miss):
-            summary["realised_coverage"] = 1.0 - float(miss)
-        target = getattr(sim.controller, "failure_target", None)
-        if target is not None:  # K2 adapted to a failure target: the controller's own tally
-            ctrl = sim.controller
-            outcomes, failed = getattr(ctrl, "outcomes_", 0), getattr(ctrl, "failed_", 0)
-            summary["failure_target"] = float(target)
-            summary["adapted_k2"] = float(getattr(ctrl, "k2_", ctrl.k2))
-            summary["target_outcomes"] = float(outcomes)
-            summary["target_failed"] = float(failed)
-            if outcomes:
-                summary["target_failure_rate"] = failed / outcomes
+        # figures of the policies' own, by their declaration (a conformal forecaster's realised
+        # coverage, a shaper's failure-target tally)
+        for policy, kind in (
+            (sim.forecaster, ForecasterCapabilities),
+            (sim.controller, ControllerCapabilities),
+        ):
+            if policy is not None and capabilities(policy, kind).reports:
+                summary |= policy.run_summary()
         return cls(apps, timeline, summary, sim.stats, settings)
 
     def write(self, out: Path) -> None:

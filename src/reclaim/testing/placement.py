@@ -119,11 +119,15 @@ def check_plugin(name: str, build: Callable[[], object] | None = None, seed: int
     """Raise AssertionError naming the first broken promise of placement plugin ``name``.
 
     ``build`` makes a fresh instance (default: the registry's ``name`` with default settings).
+    A ``stateful`` plugin is held to its declarations only: it places inside a loop of its own
+    (checked with that loop).
     """
     build = build or (lambda: registry.build("placement", name))
     rng = np.random.default_rng(seed)
     caps = capabilities(build(), PlacementCapabilities)
     _check_protocols(name, build(), caps)
+    if caps.stateful:
+        return
     needs_view = caps.needs_view
     for trial in range(TRIALS):
         capacity, free, up, request = random_cluster(rng)
@@ -194,7 +198,12 @@ def _one_by_one(plugin):
 
 
 #: The framework's small protocols: what a plugin declaring each capability must implement.
-PROTOCOLS = {"filters": ("filter",), "groups": ("prepare",), "view_hooks": ("on_bind", "on_exit")}
+PROTOCOLS = {
+    "filters": ("filter",),
+    "groups": ("prepare",),
+    "view_hooks": ("on_bind", "on_exit"),
+    "selects": ("select",),
+}
 
 
 def _check_protocols(name: str, plugin, caps: PlacementCapabilities) -> None:
@@ -206,3 +215,8 @@ def _check_protocols(name: str, plugin, caps: PlacementCapabilities) -> None:
                 assert callable(getattr(plugin, method, None)), (
                     f"{name}: declares {capability} but has no {method}"
                 )
+    if caps.observes:  # set by the loop that drives it; None until then
+        assert hasattr(plugin, "observe"), f"{name}: declares observes but has no observe"
+    if caps.seeded:
+        seed = plugin.get_params().get("seed")
+        assert isinstance(seed, int), f"{name}: declares seeded but has no int seed setting"

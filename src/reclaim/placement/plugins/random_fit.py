@@ -22,7 +22,7 @@ from reclaim.registry import register
 @register("placement", "random-fit")
 class RandomFit(Component):
     # not monotone: a fresh draw after every bind, each workload picks its own host
-    __capabilities__ = PlacementCapabilities()
+    __capabilities__ = PlacementCapabilities(seeded=True)
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
