@@ -1,6 +1,7 @@
 """The lava experiment kind: spec checks, pool sizing, and what the model may see."""
 
 import re
+import shutil
 
 import numpy as np
 import polars as pl
@@ -13,9 +14,11 @@ from reclaim.lifetime.experiment import (
     lifetime_plugins,
     peak_demand,
     pool_capacity,
+    resolve_store,
     uses_lifetimes,
 )
 from reclaim.lifetime.vms import VmTable
+from reclaim.traces import sample_path
 
 SPEC = """
 name = "mini-lava"
@@ -82,6 +85,22 @@ def test_spec_mistakes_are_one_line_errors_naming_the_key(tmp_path, old, new, pr
     with pytest.raises(ReclaimError, match=re.escape(problem)) as err:
         parse_spec(text, tmp_path / "s.toml")
     assert "\n" not in str(err.value)
+
+
+def test_a_shipped_sample_store_is_named_not_placed_so_run_ids_follow_no_checkout(
+    tmp_path, monkeypatch
+):
+    runs = parse_spec(SPEC, tmp_path / "s.toml").runs("tiny")
+    assert {r.pool.store for r in runs} == {"sample:alibaba-gpu2025"}
+    assert resolve_store("sample:alibaba-gpu2025") == str(sample_path("alibaba-gpu2025"))
+    with pytest.raises(ReclaimError, match="pools\\[1\\].store"):
+        parse_spec(SPEC.replace("alibaba-gpu2025", "no-such-sample"), tmp_path / "s.toml")
+    # the samples of another checkout name the same runs
+    moved = tmp_path / "checkout" / "alibaba-gpu2025"
+    shutil.copytree(sample_path("alibaba-gpu2025"), moved)
+    monkeypatch.setattr("reclaim.experiments.spec.sample_path", lambda name: moved)
+    elsewhere = parse_spec(SPEC, tmp_path / "s.toml").runs("tiny")
+    assert [r.run_id for r in elsewhere] == [r.run_id for r in runs]
 
 
 def test_the_shipped_lava_spec_parses_with_every_pool():

@@ -61,9 +61,10 @@ from reclaim.experiments.kind import (
     identity,
     unique,
 )
-from reclaim.experiments.spec import ScaledSpec, SpecErrors
+from reclaim.experiments.spec import SAMPLE_PREFIX, ScaledSpec, SpecErrors
 from reclaim.lifetime.vms import VmTable
 from reclaim.placement import build_placer
+from reclaim.traces.store import sample_path
 
 LIFETIMES = ("model", "oracle", "none")
 #: Share of a pool's hosts one defragmentation round drains (the paper: "a small number").
@@ -228,12 +229,13 @@ def parse_lava_spec(doc: dict[str, Any], path: Path, text: str) -> LavaSpec:
         if history < 0:
             err.fail(f"{where}.history_days", "must be 0 (none) or positive")
         ref = err.typed(table.get("store"), str, f"{where}.store")
-        # an env: store is checked when set and kept as the ref (run ids do not depend on the
-        # folder; execute resolves it), so the spec parses without it
+        # a sample: or env: store is checked (an env: one when set, so the spec parses without
+        # it) and kept as the ref: run ids and summaries do not depend on where the folder is
+        # (resolve_store finds it); a path is resolved from the spec's folder
         store = _env_store(ref)
         if store is not None:
             store = err.store(store, f"{where}.store")
-        if ref.startswith(ENV_PREFIX):
+        if ref.startswith((ENV_PREFIX, SAMPLE_PREFIX)):
             store = ref
         pools[pool_name] = Pool(pool_name, store, family, host, load, float(history))
     if not pools:
@@ -316,6 +318,8 @@ def _env_store(ref: str) -> str | None:
 
 def resolve_store(ref: str) -> str:
     """The store folder of a pool's ``store`` (ReclaimError for an unset ``env:NAME``)."""
+    if ref.startswith(SAMPLE_PREFIX):
+        return str(sample_path(ref.removeprefix(SAMPLE_PREFIX)))
     store = _env_store(ref)
     if store is None:
         name = ref.removeprefix(ENV_PREFIX)
