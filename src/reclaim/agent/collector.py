@@ -36,7 +36,7 @@ def machine_capacity() -> NDArray[np.float64]:
 
 
 class LiveView:
-    """:class:`reclaim.sim.view.ClusterView` over the managed cgroups at the last read.
+    """:class:`reclaim.core.view.ClusterView` over the managed cgroups at the last read.
 
     hist: (W, window, R) float32 each component's last samples, right-aligned (oldest first);
     count: (W,) int64 samples held. The collector mutates the arrays in place each period.
