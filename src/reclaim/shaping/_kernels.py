@@ -5,6 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim.core.control import in_grace
 from reclaim.placement.framework import FIT_TOLERANCE
 
 
@@ -86,3 +87,180 @@ def pessimistic_fit_reference(host, app, core, need, capacity):
                 free[host[e]] = after
                 keep[e] = True
     return keep, dropped
+
+
+# Speed trick: at paper scale (pace-paper, ~30,000 running rows a tick, 130,000 ticks) the
+# shapers' numpy over all rows, a dozen temporaries per step, was most of a tick; the kernels
+# below do each step in one pass (benchmarks/bench_pace.py). Each is compared bit for bit with
+# the numpy it replaces (tests/shaping/test_kernels.py).
+
+
+@numba.njit(cache=True)
+def shaped_targets(
+    rows, now, start, request, app, component, app_failures, component_ooms, mean, std,
+    fallback, grace_s, k1, k2, max_failures, shape_on_fallback,
+):  # fmt: skip
+    """``Shaper.targets`` in one pass (:func:`shaped_targets_reference` is the numpy it replaces):
+    (n, R) float64 target of each of ``rows`` (float32-rounded) and (n,) bool shaped.
+
+    start, request, app, component: the workload table's columns; app_failures,
+    component_ooms: the view's counters; mean, std (n, R) float64 and fallback (n,) bool: the
+    forecast of ``rows``. Clipping follows numpy's ``clip``: NaN passes, else max then min.
+    """
+    n, n_res = mean.shape  # the grace rule inline: core.control.in_grace
+    target = np.empty((n, n_res))
+    shaped = np.empty(n, np.bool_)
+    for i in range(n):
+        r = rows[i]
+        ok = (
+            not (now - start[r] < grace_s)
+            and (shape_on_fallback or not fallback[i])
+            and app_failures[app[r]] < max_failures
+            and component_ooms[component[r]] < max_failures
+        )
+        for j in range(n_res):
+            ok = ok and np.isfinite(mean[i, j]) and np.isfinite(std[i, j])
+        shaped[i] = ok
+        for j in range(n_res):
+            q = np.float64(request[r, j])
+            v = q
+            if ok:
+                w = mean[i, j] + k1 * q + k2 * std[i, j]
+                w = w if (np.isnan(w) or w > 0.0) else 0.0
+                v = w if (np.isnan(w) or w < q) else q
+            target[i, j] = np.float64(np.float32(v))
+    return target, shaped
+
+
+def shaped_targets_reference(
+    rows, now, start, request, app, component, app_failures, component_ooms, mean, std,
+    fallback, grace_s, k1, k2, max_failures, shape_on_fallback,
+):  # fmt: skip
+    """What :func:`shaped_targets` computes, in numpy (the shaper's rule, module docstring of
+    ``shaping.shaper``)."""
+    req = request[rows].astype(np.float64)
+    shaped = (
+        ~in_grace(now, start[rows], grace_s)
+        & np.isfinite(mean).all(axis=1)
+        # a forecast without a spread (one sample: std inf) gives no buffer; at K2 = 0,
+        # which a failure target may reach, 0 * inf would otherwise make the target NaN
+        & np.isfinite(std).all(axis=1)
+        # the paper shapes only once the model has enough history (section 5, grace period)
+        & (shape_on_fallback | ~fallback)
+        & (app_failures[app[rows]] < max_failures)
+        & (component_ooms[component[rows]] < max_failures)
+    )
+    with np.errstate(invalid="ignore"):  # inf std on unshaped rows; they keep the request
+        wanted = mean + k1 * req + k2 * std
+    target = np.where(shaped[:, None], np.clip(wanted, 0.0, req), req)
+    return target.astype(np.float32).astype(np.float64), shaped
+
+
+@numba.njit(cache=True)
+def limits_differ(rows, limit, target):
+    """(n,) bool: ``limit[rows]`` (W, R) float32 differs from ``target`` (n, R) rounded to
+    float32 on some resource."""
+    out = np.zeros(len(rows), np.bool_)
+    for i in range(len(rows)):
+        for j in range(target.shape[1]):
+            if limit[rows[i], j] != np.float32(target[i, j]):
+                out[i] = True
+    return out
+
+
+_APP_DIGIT = 11
+
+
+@numba.njit(cache=True)
+def fifo_order(app, core, start):
+    """``np.lexsort((start, ~core, app))`` of (n,) int ``app`` >= 0, bool ``core`` and float64
+    ``start``: applications in order, core rows first, then oldest first; ties keep their order.
+
+    A stable radix sort on ``app`` (11-bit digits), then per application a stable merge sort on
+    (not core, start): applications hold few rows, so that is nearly linear.
+    """
+    n = len(app)
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    top = 0
+    for i in range(n):
+        top = max(top, app[i])
+    buckets = 1 << _APP_DIGIT
+    count = np.empty(buckets, np.int64)
+    shift = 0
+    while (top >> shift) > 0:
+        count[:] = 0
+        for i in range(n):
+            count[(app[i] >> shift) & (buckets - 1)] += 1
+        total = 0
+        for d in range(buckets):
+            c = count[d]
+            count[d] = total
+            total += c
+        for i in range(n):
+            k = idx[i]
+            d = (app[k] >> shift) & (buckets - 1)
+            tmp[count[d]] = k
+            count[d] += 1
+        idx, tmp = tmp, idx
+        shift += _APP_DIGIT
+    g = 0
+    while g < n:
+        e = g + 1
+        while e < n and app[idx[e]] == app[idx[g]]:
+            e += 1
+        if e - g > 1:
+            _merge_sort_rows(idx[g:e], tmp[g:e], core, start)
+        g = e
+    return idx
+
+
+@numba.njit(cache=True)
+def _before(core, start, a, b):
+    """Row ``a`` goes strictly before row ``b``: core first, then the earlier start."""
+    if core[a] != core[b]:
+        return core[a]
+    return start[a] < start[b]
+
+
+@numba.njit(cache=True)
+def _merge_sort_rows(idx, tmp, core, start):
+    """Stable sort of the row indices ``idx`` by :func:`_before`, ``tmp`` scratch of its size:
+    insertion sort of runs of 16, then bottom-up merges."""
+    n, run = len(idx), 16
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        for i in range(lo + 1, hi):
+            v = idx[i]
+            j = i
+            while j > lo and _before(core, start, v, idx[j - 1]):
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = v
+    src, dst = idx, tmp
+    width, in_tmp = run, False
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(core, start, src[j], src[i]):  # strictly: ties take the left run
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        idx[:] = tmp

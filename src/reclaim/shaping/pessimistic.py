@@ -32,7 +32,7 @@ from reclaim.core.control import UsageForecast
 from reclaim.core.types import RESOURCES, Decisions
 from reclaim.core.view import ClusterView
 from reclaim.registry import register
-from reclaim.shaping._kernels import pessimistic_fit
+from reclaim.shaping._kernels import fifo_order, pessimistic_fit
 from reclaim.shaping.shaper import Shaper, resize_where_changed
 
 
@@ -67,7 +67,7 @@ class Pessimistic(Shaper):
         target, _ = self.targets(view, forecast)
         rows = forecast.rows
         # applications in arrival order, core rows first, elastic rows oldest first
-        order = np.lexsort((wl.start[rows], ~wl.core[rows], wl.app[rows]))
+        order = fifo_order(wl.app[rows], wl.core[rows], wl.start[rows])
         rows, target = rows[order], target[order]
         axes = resource_axes(self.fit_on)
         keep, dropped = pessimistic_fit(

@@ -32,9 +32,10 @@ from numpy.typing import NDArray
 
 from reclaim.core.capabilities import ControllerCapabilities
 from reclaim.core.component import Component
-from reclaim.core.control import UsageForecast, in_grace
+from reclaim.core.control import UsageForecast
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
+from reclaim.shaping._kernels import limits_differ, shaped_targets
 
 
 class Shaper(Component):
@@ -95,23 +96,13 @@ class Shaper(Component):
         first learns from the outcomes known since the last call: call this once per ``decide``.
         """
         wl, rows = view.workloads, forecast.rows
-        request = wl.request[rows].astype(np.float64)
-        shaped = (
-            ~in_grace(view.now, wl.start[rows], self.grace_s)
-            & np.isfinite(forecast.mean).all(axis=1)
-            # a forecast without a spread (one sample: std inf) gives no buffer; at K2 = 0,
-            # which a failure target may reach, 0 * inf would otherwise make the target NaN
-            & np.isfinite(forecast.std).all(axis=1)
-            # the paper shapes only once the model has enough history (section 5, grace period)
-            & (self.shape_on_fallback | ~forecast.fallback)
-            & (view.app_failures[wl.app[rows]] < self.max_failures)
-            & (view.component_ooms[wl.component[rows]] < self.max_failures)
-        )
         k2 = self.k2 if self.failure_target is None else self._adapt_k2(view)
-        with np.errstate(invalid="ignore"):  # inf std on unshaped rows; they keep the request
-            wanted = forecast.mean + self.k1 * request + k2 * forecast.std
-        target = np.where(shaped[:, None], np.clip(wanted, 0.0, request), request)
-        return target.astype(np.float32).astype(np.float64), shaped
+        return shaped_targets(
+            np.asarray(rows, np.int64), float(view.now), wl.start, wl.request, wl.app,
+            wl.component, view.app_failures, view.component_ooms, forecast.mean, forecast.std,
+            forecast.fallback, float(self.grace_s), float(self.k1), float(k2),
+            float(self.max_failures), bool(self.shape_on_fallback),
+        )  # fmt: skip
 
     def _adapt_k2(self, view: ClusterView) -> float:
         """K2 after the outcomes that became known since the last call (``k2_``)."""
@@ -210,5 +201,5 @@ def resize_where_changed(
     view: ClusterView, rows: NDArray[np.int64], target: NDArray[np.float64], evict=()
 ) -> Decisions:
     """Decisions resizing those ``rows`` whose limit differs from ``target``, plus ``evict``."""
-    changed = np.any(view.workloads.limit[rows] != target.astype(np.float32), axis=1)
+    changed = limits_differ(np.asarray(rows, np.int64), view.workloads.limit, target)
     return Decisions(resize_rows=rows[changed], resize_limit=target[changed], evict=evict)

@@ -69,7 +69,7 @@ from reclaim.forecast.base import Forecaster
 from reclaim.forecast.oracle import Oracle
 from reclaim.placement.compiled import compiled_binding, message_buffer
 from reclaim.placement.framework import Placer
-from reclaim.sim import _kernels
+from reclaim.sim import _kernels, _step_kernels
 from reclaim.sim.state import DONE, QUEUED, REJECTED, RUNNING, SimState
 from reclaim.sim.view import SimActuator, SimView
 from reclaim.workload.model import Workload
@@ -629,26 +629,22 @@ class Simulator:
         sample yet, get mean NaN and std inf.
         """
         st = self.state
+        grace = grace_of(self.controller)
+        if isinstance(self.forecaster, Oracle):
+            # Speed trick: the oracle's forecast is the demand itself, std 0, for the rows with a
+            # sample (as forecast_usage gives it); no history to read, no batch to build, and
+            # one compiled pass (the paper's world runs 130,000 ticks of ~30,000 rows; tests/sim:
+            # equal to the general path).
+            mean, std, fallback, count = _step_kernels.oracle_forecast(
+                rows, running, demand, t, st.period, grace, st.wt.start
+            )
+            self.stats.forecasts += count
+            return UsageForecast(rows, mean, std, fallback)
         n = len(rows)
         mean, std = np.full((n, R), np.nan), np.full((n, R), np.inf)
         fallback = np.ones(n, bool)
-        due = ~in_grace(t, st.wt.start[rows], grace_of(self.controller))
-        if due.any() and isinstance(self.forecaster, Oracle):
-            # Speed trick: the oracle's forecast is the demand itself, std 0, for the rows with a
-            # sample (as forecast_usage gives it); no history to read, no batch to build. The
-            # paper's world runs 130,000 ticks; profiled there at 600 applications, forecasting
-            # fell from 2.3 to 0.34 ms a tick (tests/sim: equal to the general path).
-            sub = rows[due]
-            seen = t - st.wt.start[sub] >= st.period
-            sub = sub[seen]
-            idx = np.flatnonzero(due)[seen]
-            # rows are the running ones, or a subset of them (sorted both)
-            at = idx if n == len(running) else np.searchsorted(running, sub)
-            mean[idx] = demand[at]
-            std[idx] = 0.0
-            fallback[idx] = False
-            self.stats.forecasts += len(sub)
-        elif due.any():
+        due = ~in_grace(t, st.wt.start[rows], grace)
+        if due.any():
             sub = rows[due]
             future = None
             if capabilities(self.forecaster, ForecasterCapabilities).needs_future:

@@ -13,8 +13,8 @@ from numpy.typing import NDArray
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.core.tables import HostTable, WorkloadTable
-from reclaim.core.types import Decisions, R, Status
-from reclaim.sim import _kernels
+from reclaim.core.types import Decisions, Status
+from reclaim.sim import _kernels, _step_kernels
 from reclaim.sim.state import SimState
 
 
@@ -111,29 +111,10 @@ class SimActuator:
         status = np.full(len(decisions.resize_rows) + len(decisions.evict), Status.OK, np.int8)
         if len(decisions.evict):
             self._control.preempt(decisions.evict.astype(np.int64))
-        rows = decisions.resize_rows.astype(np.int64)
-        alive = wt.host[rows] >= 0
-        status[: len(rows)][~alive] = Status.UNSCHEDULABLE
-        rows, limit = rows[alive], decisions.resize_limit[alive]
-        if len(rows) == 0:
-            return status
-        host = wt.host[rows]
-        delta = limit - wt.limit[rows]
-        after = hosts.allocated.copy()
-        for r in range(R):
-            after[:, r] += np.bincount(host, delta[:, r], minlength=len(hosts))
-        over = after > hosts.capacity + 1e-6
-        if self._refuse_whole_resize:
-            refused = np.any(over, axis=1)[host] & np.any(delta > 0, axis=1)
-            kept = np.repeat(~refused[:, None], R, axis=1)
-        else:  # each resource's raise stands or falls alone
-            kept = ~(over[host] & (delta > 0))
-            refused = ~kept.all(axis=1)
-        changed = kept.any(axis=1)
-        delta = np.where(kept, delta, 0).astype(delta.dtype)[changed]
-        _kernels.add_allocation(hosts.allocated, host[changed], delta, 1)
-        wt.limit[rows] = np.where(kept, limit, wt.limit[rows])
-        status[np.flatnonzero(alive)[refused]] = Status.UNSCHEDULABLE
-        if np.any(delta < 0):
+        shrank = _step_kernels.apply_resizes(
+            decisions.resize_rows.astype(np.int64), decisions.resize_limit, wt.host, wt.limit,
+            hosts.allocated, hosts.capacity, self._refuse_whole_resize, status,
+        )  # fmt: skip
+        if shrank:
             self._control.allocation_shrank()
         return status

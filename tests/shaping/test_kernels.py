@@ -1,0 +1,80 @@
+"""The shapers' compiled kernels against the numpy they replace, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reclaim.core.types import R
+from reclaim.shaping._kernels import (
+    fifo_order,
+    limits_differ,
+    shaped_targets,
+    shaped_targets_reference,
+)
+
+
+def random_forecast_inputs(rng, n, w=80):
+    """Targets' inputs with every case the rule tells apart: grace, NaN and inf forecasts,
+    fallbacks, failures and OOMs at the limit, forecasts above the request and below zero."""
+    rows = np.sort(rng.choice(w, n, replace=False)).astype(np.int64)
+    start = rng.choice([0.0, 400.0, 590.0, 600.0, 900.0], w)
+    request = (rng.random((w, R)) * 4).astype(np.float32)
+    request[rng.random((w, R)) < 0.1] = 0.0
+    app = rng.integers(0, 10, w).astype(np.int32)
+    component = rng.integers(0, 30, w).astype(np.int64)
+    failures = rng.integers(0, 4, 10).astype(np.int32)
+    ooms = rng.integers(0, 4, 30).astype(np.uint8)
+    mean = rng.normal(1.0, 2.0, (n, R))
+    std = rng.random((n, R))
+    mean[rng.random((n, R)) < 0.1] = np.nan
+    std[rng.random((n, R)) < 0.1] = np.inf
+    fallback = rng.random(n) < 0.2
+    return rows, start, request, app, component, failures, ooms, mean, std, fallback
+
+
+@settings(max_examples=60)
+@given(
+    st.integers(0, 60),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0.0, 0.05]),
+    st.sampled_from([0.0, 1.0, 3.0]),
+    st.booleans(),
+)
+def test_shaped_targets_equal_numpy(n, seed, k1, k2, on_fallback):
+    rng = np.random.default_rng(seed)
+    rows, start, request, app, comp, failures, ooms, mean, std, fallback = random_forecast_inputs(
+        rng, n
+    )
+    args = (rows, 1000.0, start, request, app, comp, failures, ooms, mean, std, fallback,
+            600.0, k1, k2, 3.0, on_fallback)  # fmt: skip
+    target, shaped = shaped_targets(*args)
+    expected, expected_shaped = shaped_targets_reference(*args)
+    assert np.array_equal(shaped, expected_shaped)
+    assert target.dtype == expected.dtype and np.array_equal(target, expected)
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 50), st.integers(0, 2**32 - 1))
+def test_limits_differ_is_the_numpy_comparison(n, seed):
+    rng = np.random.default_rng(seed)
+    limit = rng.integers(0, 3, (70, R)).astype(np.float32)
+    rows = rng.choice(70, n, replace=False).astype(np.int64)
+    target = limit[rows].astype(np.float64)
+    target[rng.random((n, R)) < 0.3] += 1e-9  # lost in float32: still equal
+    target[rng.random((n, R)) < 0.2] += 0.5
+    expected = np.any(limit[rows] != target.astype(np.float32), axis=1)
+    assert np.array_equal(limits_differ(rows, limit, target), expected)
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 3000), st.integers(1, 5000), st.integers(0, 2**32 - 1))
+def test_fifo_order_is_lexsort(n, n_apps, seed):
+    # few applications make long groups (the merge sort), many make short ones; starts repeat
+    rng = np.random.default_rng(seed)
+    app = rng.integers(0, n_apps, n).astype(np.int32)
+    core = rng.random(n) < 0.3
+    start = rng.integers(0, 20, n) * 60.0
+    expected = np.lexsort((start, ~core, app))
+    assert np.array_equal(fifo_order(app, core, start), expected)
