@@ -83,6 +83,21 @@ def test_random_fit_scores_are_the_plugins_draws(state_seed, n_hosts, seed):
     assert np.array_equal(out, RandomFit(seed).score(state, np.ones((1, n_hosts), bool))[0])
 
 
+def test_random_fit_scores_with_one_buffer_follow_the_free_capacity():
+    # the buffer resumes the last hash: a change anywhere in the state must still show
+    rng = np.random.default_rng(3)
+    free, up, message = rng.random((40, R)) * 32, np.ones(40, bool), message_buffer(40, R)
+    seed = np.asarray(compiled_binding(_random(5)).seed)
+    for host in [39, 0, 17, 17, 5]:
+        free[host] -= 0.5
+        up[host] = not up[host]
+        req = tuple(float(v) for v in rng.random(R).astype(np.float32))
+        out = np.empty(40)
+        random_fit_scores(free, up, req, seed, message, out)
+        state = CycleState(free, free, up, np.array([req], np.float32))
+        assert np.array_equal(out, RandomFit(5).score(state, np.ones((1, 40), bool))[0])
+
+
 def _random(seed):
     placer = build_placer("random-fit")
     placer.plugins[0].plugin.seed = seed

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reclaim.placement._draws import blake2b_8, seed_words, uniform_draws
+from reclaim.placement._draws import blake2b_8, blake2b_8_resumed, seed_words, uniform_draws
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 127, 128, 129, 255, 256, 257, 4258])
@@ -20,6 +20,23 @@ def test_blake2b_equals_hashlib(n):
     message[n:] = 7  # bytes past the message are not hashed
     expected = hashlib.blake2b(data.tobytes(), digest_size=8).digest()
     assert int(blake2b_8(message, n)) == int.from_bytes(expected, "little")
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.lists(st.sampled_from([300, 4258, 4258, 4258]), max_size=8))
+def test_resumed_blake2b_equals_hashlib_from_call_to_call(seed, lengths):
+    # one buffer and one chain through messages that change in a byte or two, or in length
+    rng = np.random.default_rng(seed)
+    size = -(-4258 // 128) * 128
+    message, previous = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    chain, hashed = np.zeros((size // 128, 8), np.uint64), np.zeros(1, np.int64)
+    data = rng.integers(0, 256, size).astype(np.uint8)
+    for n in lengths:
+        data[rng.integers(0, n, rng.integers(0, 3))] ^= 0xFF
+        message[:n] = data[:n]
+        expected = hashlib.blake2b(data[:n].tobytes(), digest_size=8).digest()
+        digest = blake2b_8_resumed(message, n, previous, chain, hashed)
+        assert int(digest) == int.from_bytes(expected, "little")
 
 
 @settings(max_examples=200)

@@ -135,6 +135,47 @@ def blake2b_8(message, n):
     return h[0]
 
 
+@numba.njit(cache=True)
+def blake2b_8_resumed(message, n, previous, chain, hashed):
+    """:func:`blake2b_8` of ``message[:n]``, resumed from the call before where the two messages
+    agree: ``previous`` (bytes, as long as ``message``) holds the message hashed last,
+    ``chain`` (blocks, 8) uint64 blake2b's state before each of its blocks and ``hashed`` (1,)
+    int64 its length (0: none yet); all three are updated.
+
+    Speed trick: random-fit hashes the whole cluster's free capacity for every bind (4 KB at 250
+    hosts), and between two binds only a host or two changed; the state before a block depends
+    on the blocks before it alone, so hashing restarts at the first block that differs
+    (half the blocks on average; ``benchmarks/bench_pace.py``).
+    """
+    n_blocks = max(1, (n + _BLOCK - 1) // _BLOCK)
+    message[n : n_blocks * _BLOCK] = 0
+    words = message[: n_blocks * _BLOCK].view(np.uint64)
+    before = previous[: n_blocks * _BLOCK].view(np.uint64)
+    first = 0
+    if hashed[0] == n:
+        while first < n_blocks - 1:  # the last block is always hashed again: it is flagged
+            same = True
+            for k in range(16 * first, 16 * first + 16):
+                if words[k] != before[k]:
+                    same = False
+                    break
+            if not same:
+                break
+            first += 1
+    else:
+        chain[0, :] = _IV
+        chain[0, 0] ^= _PARAM
+    h = chain[first].copy()
+    for b in range(first, n_blocks):
+        chain[b, :] = h
+        last = b == n_blocks - 1
+        counter = n if last else (b + 1) * _BLOCK
+        _compress(h, words[16 * b : 16 * b + 16], counter, last)
+    before[16 * first :] = words[16 * first :]
+    hashed[0] = n
+    return h[0]
+
+
 @numba.njit(cache=True, inline="always")
 def _hashmix(value, const):
     """numpy's ``hashmix``: returns the mixed value and the next hash constant."""

@@ -23,7 +23,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 from numpy.typing import NDArray
 
 from reclaim.core.types import R
-from reclaim.placement._draws import blake2b_8, seed_words, uniform_draws
+from reclaim.placement._draws import blake2b_8_resumed, seed_words, uniform_draws
 from reclaim.placement._kernels import (
     best_by_levels,
     fill_run,
@@ -37,6 +37,7 @@ from reclaim.placement.plugins.first_fit import first_fit_kernel
 from reclaim.placement.plugins.random_fit import RandomFit
 
 BEST_FIT, FIRST_FIT, RANDOM_FIT = 0, 1, 2
+_BLOCK = 128  # bytes of a blake2b block
 _SCORE_KERNELS = {best_fit_kernel: BEST_FIT, first_fit_kernel: FIRST_FIT}
 
 
@@ -64,9 +65,16 @@ def compiled_binding(placer: Placer) -> Binding | None:
 
 def message_buffer(n_hosts: int, n_res: int) -> NDArray[np.uint8]:
     """Scratch for random-fit's digest: free capacity, up mask and one request as bytes, padded
-    to whole blake2b blocks."""
-    n = 8 * n_hosts * n_res + n_hosts + 4 * n_res
-    return np.zeros(max(1, -(-n // 128)) * 128, np.uint8)
+    to whole blake2b blocks, then what ``_draws.blake2b_8_resumed`` keeps from one hash to the
+    next (the message hashed last, the state before each block, its length)."""
+    blocks = _blocks(n_hosts, n_res)
+    return np.zeros(blocks * (2 * _BLOCK + 64) + 8, np.uint8)
+
+
+@numba.njit(cache=True)
+def _blocks(n_hosts, n_res):
+    """blake2b blocks of random-fit's message for ``n_hosts`` hosts and ``n_res`` resources."""
+    return max(1, -(-(8 * n_hosts * n_res + n_hosts + 4 * n_res) // _BLOCK))
 
 
 @numba.njit(cache=True)
@@ -75,6 +83,10 @@ def random_fit_scores(free, up, req, seed, message, out):
     the same bytes hashed (``free`` (H, R) float64, ``up``, the request as float32), the same
     draws. ``message``: :func:`message_buffer` scratch."""
     n_hosts, n_res = free.shape
+    size = _blocks(n_hosts, n_res) * _BLOCK
+    previous = message[size : 2 * size]
+    chain = message[2 * size : 2 * size + size // 2].view(np.uint64).reshape((size // _BLOCK, 8))
+    hashed = message[2 * size + size // 2 : 2 * size + size // 2 + 8].view(np.int64)
     values = message[: 8 * n_hosts * n_res].view(np.float64)
     for h in range(n_hosts):
         for r in range(n_res):
@@ -87,7 +99,8 @@ def random_fit_scores(free, up, req, seed, message, out):
     for r in range(n_res):
         req32[r] = req[r]
     message[k : k + 4 * n_res] = req32.view(np.uint8)
-    uniform_draws(seed, blake2b_8(message, k + 4 * n_res), out)
+    digest = blake2b_8_resumed(message[:size], k + 4 * n_res, previous, chain, hashed)
+    uniform_draws(seed, digest, out)
 
 
 @numba.njit(cache=True)
