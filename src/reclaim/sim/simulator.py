@@ -106,10 +106,24 @@ class RunStats:
     """How the run went, for benchmarks: wall seconds (all, and in monitor ticks), events,
     component-ticks (running components observed, summed over ticks), and forecasts: rows past
     the controller's grace period that were forecast, and those of them the forecaster answered by
-    its fallback."""
+    its fallback. ``seconds_*``: wall seconds of the set-up, of the compiled event loop, and of
+    the ticks' forecast, decide and apply phases (the rest of ``tick_s`` reads the demand and
+    accounts the interval)."""
 
     wall_s: float = 0.0
     tick_s: float = 0.0
+    seconds_reset: float = 0.0
+    seconds_events: float = 0.0
+    seconds_forecast: float = 0.0
+    seconds_decide: float = 0.0
+    seconds_apply: float = 0.0
+
+    def add_phases(self, seconds: dict[str, float]) -> None:
+        """Count a control step's phases (``ControlStep.seconds``)."""
+        self.seconds_forecast += seconds["forecast"]
+        self.seconds_decide += seconds["decide"]
+        self.seconds_apply += seconds["apply"]
+
     events: int = 0
     ticks: int = 0
     component_ticks: int = 0
@@ -221,6 +235,7 @@ class Simulator:
         """Run to completion of every application (or to the horizon); returns self."""
         started = wallclock.perf_counter()
         self._reset()
+        self.stats.seconds_reset = wallclock.perf_counter() - started
         self.engine.run(until=self.horizon)
         last = self.engine.now
         if self._binding is not None:
@@ -301,7 +316,8 @@ class Simulator:
         demand = self._demand(rows, t)
         if len(rows):
             forecast = lambda due: self._forecast(due, t, rows, demand)  # noqa: E731
-            control_step(self.view, self.controller, forecast, self.actuator)
+            step = control_step(self.view, self.controller, forecast, self.actuator)
+            self.stats.add_phases(step.seconds)
             if len(self.view.running) < len(rows):
                 kept = np.searchsorted(rows, self.view.running)
                 rows, demand = rows[kept], demand[kept]
@@ -422,6 +438,7 @@ class Simulator:
         """Arrivals and completions up to and including ``until`` in the compiled event loop, or
         with ``pass_at`` only the admission pass a tick at that time asks for (see
         ``_kernels.run_events``); provides the rows and room the loop stops for."""
+        began = wallclock.perf_counter()
         st = self.state
         ist, wl, hosts, heap, k = self._ist, st.workload, st.hosts, self._heap, _kernels
         ist[k.I_DIRTY], ist[k.I_ARRIVED], ist[k.I_EVENTS] = self._dirty, st.arrived, 0
@@ -475,6 +492,7 @@ class Simulator:
         self._dirty, st.arrived = bool(ist[k.I_DIRTY]), int(ist[k.I_ARRIVED])
         st.free_top, st.finished = int(ist[k.I_TOP]), int(ist[k.I_FINISHED])
         self.stats.events += int(ist[k.I_EVENTS])
+        self.stats.seconds_events += wallclock.perf_counter() - began
 
     # ------------------------------------------------------------------ component life
     def _start(
