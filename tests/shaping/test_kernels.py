@@ -8,8 +8,11 @@ from hypothesis import strategies as st
 
 from reclaim.core.types import R
 from reclaim.shaping._kernels import (
+    changed_limits,
+    changed_limits_reference,
+    fifo_fit,
+    fifo_fit_reference,
     fifo_order,
-    limits_differ,
     shaped_targets,
     shaped_targets_reference,
 )
@@ -57,15 +60,42 @@ def test_shaped_targets_equal_numpy(n, seed, k1, k2, on_fallback):
 
 @settings(max_examples=40)
 @given(st.integers(0, 50), st.integers(0, 2**32 - 1))
-def test_limits_differ_is_the_numpy_comparison(n, seed):
+def test_changed_limits_are_the_numpy_comparison(n, seed):
     rng = np.random.default_rng(seed)
     limit = rng.integers(0, 3, (70, R)).astype(np.float32)
     rows = rng.choice(70, n, replace=False).astype(np.int64)
     target = limit[rows].astype(np.float64)
     target[rng.random((n, R)) < 0.3] += 1e-9  # lost in float32: still equal
     target[rng.random((n, R)) < 0.2] += 0.5
-    expected = np.any(limit[rows] != target.astype(np.float32), axis=1)
-    assert np.array_equal(limits_differ(rows, limit, target), expected)
+    keep = rng.random(n) < 0.8
+    got, expected = (
+        changed_limits(rows, limit, target, keep),
+        changed_limits_reference(rows, limit, target, keep),
+    )
+    for a, b in zip(got, expected, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@settings(max_examples=60)
+@given(
+    st.integers(0, 400),
+    st.integers(1, 60),
+    st.sampled_from([[0, 1], [1]]),
+    st.integers(0, 2**32 - 1),
+)
+def test_fifo_fit_is_lexsort_then_algorithm_1(n, n_apps, axes, seed):
+    rng = np.random.default_rng(seed)
+    w = n + 10
+    rows = np.sort(rng.choice(w, n, replace=False)).astype(np.int64)
+    host = rng.integers(0, 4, w).astype(np.int32)
+    app = rng.integers(0, n_apps, w).astype(np.int32)
+    core = rng.random(w) < 0.3
+    start = rng.integers(0, 20, w) * 60.0
+    target = (rng.random((n, R)) * 3).astype(np.float32).astype(np.float64)
+    capacity = np.full((4, R), 16.0)
+    args = (rows, target, host, app, core, start, capacity, np.array(axes, np.int64))
+    for a, b in zip(fifo_fit(*args), fifo_fit_reference(*args), strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
 
 
 @settings(max_examples=60)

@@ -79,13 +79,9 @@ def test_a_paper_world_run_is_the_same_with_the_numpy_references(label, monkeypa
         "reclaim.shaping.shaper.shaped_targets", shaping_kernels.shaped_targets_reference
     )
     monkeypatch.setattr(
-        "reclaim.shaping.shaper.limits_differ",
-        lambda rows, limit, target: np.any(limit[rows] != target.astype(np.float32), axis=1),
+        "reclaim.shaping.shaper.changed_limits", shaping_kernels.changed_limits_reference
     )
-    monkeypatch.setattr(
-        "reclaim.shaping.pessimistic.fifo_order",
-        lambda app, core, start: np.lexsort((start, ~core, app)),
-    )
+    monkeypatch.setattr("reclaim.shaping.pessimistic.fifo_fit", shaping_kernels.fifo_fit_reference)
     reference = replay(workload, run_settings)
     assert compiled.stats.ticks > 1000 and compiled.stats.forecasts > 0
     assert compiled.apps.equals(reference.apps)

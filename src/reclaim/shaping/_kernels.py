@@ -157,15 +157,78 @@ def shaped_targets_reference(
 
 
 @numba.njit(cache=True)
-def limits_differ(rows, limit, target):
-    """(n,) bool: ``limit[rows]`` (W, R) float32 differs from ``target`` (n, R) rounded to
-    float32 on some resource."""
-    out = np.zeros(len(rows), np.bool_)
-    for i in range(len(rows)):
-        for j in range(target.shape[1]):
-            if limit[rows[i], j] != np.float32(target[i, j]):
-                out[i] = True
-    return out
+def changed_limits(rows, limit, target, keep):
+    """The resizes a shaper asks for: those of ``rows`` (n,) where ``keep`` whose ``limit``
+    (W, R) float32 differs from ``target`` (n, R) rounded to float32 on some resource, as (k,)
+    int32 rows and (k, R) float32 limits (what ``Decisions`` holds)."""
+    n, n_res = target.shape
+    out_rows = np.empty(n, np.int32)
+    out = np.empty((n, n_res), np.float32)
+    k = 0
+    for i in range(n):
+        if not keep[i]:
+            continue
+        differs = False
+        for j in range(n_res):
+            differs |= limit[rows[i], j] != np.float32(target[i, j])
+        if differs:
+            out_rows[k] = rows[i]
+            for j in range(n_res):
+                out[k, j] = np.float32(target[i, j])
+            k += 1
+    return out_rows[:k], out[:k]
+
+
+def changed_limits_reference(rows, limit, target, keep):
+    """What :func:`changed_limits` computes, in numpy."""
+    rows, target = rows[keep], target[keep]
+    changed = np.any(limit[rows] != target.astype(np.float32), axis=1)
+    return rows[changed].astype(np.int32), target[changed].astype(np.float32)
+
+
+@numba.njit(cache=True)
+def fifo_fit(rows, target, host, app, core, start, capacity, axes):
+    """Algorithm 1 over ``rows`` with targets ``target`` (n, R) float64, in FIFO order
+    (:func:`fifo_order`), testing the resources ``axes`` of ``capacity`` (H, R) float64: returns
+    the rows and their targets in that order and :func:`pessimistic_fit`'s keep. ``host``,
+    ``app``, ``core``, ``start``: the workload table's columns (:func:`fifo_fit_reference` is
+    the numpy it replaces)."""
+    n, n_axes = len(rows), len(axes)
+    r_app = np.empty(n, app.dtype)
+    r_core = np.empty(n, np.bool_)
+    r_start = np.empty(n)
+    for i in range(n):
+        r_app[i], r_core[i], r_start[i] = app[rows[i]], core[rows[i]], start[rows[i]]
+    order = fifo_order(r_app, r_core, r_start)
+    s_rows = np.empty_like(rows)
+    s_target = np.empty_like(target)
+    s_host = np.empty(n, host.dtype)
+    s_app = np.empty(n, app.dtype)
+    s_core = np.empty(n, np.bool_)
+    need = np.empty((n, n_axes))
+    for i in range(n):
+        k = order[i]
+        s_rows[i], s_host[i], s_app[i], s_core[i] = rows[k], host[rows[k]], r_app[k], r_core[k]
+        s_target[i] = target[k]
+        for a in range(n_axes):
+            need[i, a] = target[k, axes[a]]
+    room = np.empty((capacity.shape[0], n_axes))
+    for h in range(capacity.shape[0]):
+        for a in range(n_axes):
+            room[h, a] = capacity[h, axes[a]]
+    keep, _ = pessimistic_fit(s_host, s_app, s_core, need, room)
+    return s_rows, s_target, keep
+
+
+def fifo_fit_reference(rows, target, host, app, core, start, capacity, axes):
+    """What :func:`fifo_fit` computes, in numpy: applications in arrival order, core rows first,
+    elastic rows oldest first, then Algorithm 1's pass."""
+    order = np.lexsort((start[rows], ~core[rows], app[rows]))
+    rows, target = rows[order], target[order]
+    keep, _ = pessimistic_fit_reference(
+        host[rows], app[rows], core[rows], target[:, axes], capacity[:, axes]
+    )
+    return rows, target, keep
 
 
 _APP_DIGIT = 11

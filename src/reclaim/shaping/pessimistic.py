@@ -32,7 +32,7 @@ from reclaim.core.control import UsageForecast
 from reclaim.core.types import RESOURCES, Decisions
 from reclaim.core.view import ClusterView
 from reclaim.registry import register
-from reclaim.shaping._kernels import fifo_order, pessimistic_fit
+from reclaim.shaping._kernels import fifo_fit
 from reclaim.shaping.shaper import Shaper, resize_where_changed
 
 
@@ -65,21 +65,14 @@ class Pessimistic(Shaper):
     def decide(self, view: ClusterView, forecast: UsageForecast) -> Decisions:
         wl = view.workloads
         target, _ = self.targets(view, forecast)
-        rows = forecast.rows
         # applications in arrival order, core rows first, elastic rows oldest first
-        order = fifo_order(wl.app[rows], wl.core[rows], wl.start[rows])
-        rows, target = rows[order], target[order]
-        axes = resource_axes(self.fit_on)
-        keep, dropped = pessimistic_fit(
-            wl.host[rows],
-            wl.app[rows],
-            wl.core[rows],
-            np.ascontiguousarray(target[:, axes]),
-            np.ascontiguousarray(view.hosts.capacity[:, axes]),
-        )
+        rows, target, keep = fifo_fit(
+            forecast.rows, target, wl.host, wl.app, wl.core, wl.start, view.hosts.capacity,
+            np.array(resource_axes(self.fit_on), np.int64),
+        )  # fmt: skip
         evict = rows[~keep]  # whole applications (dropped) and elastic rows that did not fit
         self.note_evictions(view, evict)  # their applications fail: a failure target counts them
-        return resize_where_changed(view, rows[keep], target[keep], evict=evict)
+        return resize_where_changed(view, rows, target, evict=evict, keep=keep)
 
 
 def resource_axes(names: str) -> list[int]:

@@ -35,7 +35,7 @@ from reclaim.core.component import Component
 from reclaim.core.control import UsageForecast
 from reclaim.core.types import Decisions
 from reclaim.core.view import ClusterView
-from reclaim.shaping._kernels import limits_differ, shaped_targets
+from reclaim.shaping._kernels import changed_limits, shaped_targets
 
 
 class Shaper(Component):
@@ -198,8 +198,17 @@ class OutcomeTracker:
 
 
 def resize_where_changed(
-    view: ClusterView, rows: NDArray[np.int64], target: NDArray[np.float64], evict=()
+    view: ClusterView,
+    rows: NDArray[np.int64],
+    target: NDArray[np.float64],
+    evict=(),
+    keep: NDArray[np.bool_] | None = None,
 ) -> Decisions:
-    """Decisions resizing those ``rows`` whose limit differs from ``target``, plus ``evict``."""
-    changed = limits_differ(np.asarray(rows, np.int64), view.workloads.limit, target)
-    return Decisions(resize_rows=rows[changed], resize_limit=target[changed], evict=evict)
+    """Decisions resizing those ``rows`` (of them, those where ``keep``) whose limit differs from
+    ``target``, plus ``evict``."""
+    if keep is None:
+        keep = np.ones(len(rows), bool)
+    resized, limits = changed_limits(
+        np.asarray(rows, np.int64), view.workloads.limit, np.asarray(target, np.float64), keep
+    )
+    return Decisions(resize_rows=resized, resize_limit=limits, evict=evict)

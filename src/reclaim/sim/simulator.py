@@ -318,9 +318,10 @@ class Simulator:
             forecast = lambda due: self._forecast(due, t, rows, demand)  # noqa: E731
             step = control_step(self.view, self.controller, forecast, self.actuator)
             self.stats.add_phases(step.seconds)
-            if len(self.view.running) < len(rows):
-                kept = np.searchsorted(rows, self.view.running)
-                rows, demand = rows[kept], demand[kept]
+            # No row starts within a tick: the rows still running are those still on a host.
+            alive = st.wt.host[rows] >= 0
+            if not alive.all():
+                rows, demand = rows[alive], demand[alive]
         oom = _kernels.over_limit(rows, demand, st.wt.limit)
         if capabilities(self.controller, ControllerCapabilities).soft_memory_limits:
             oom = _kernels.host_oom_victims(
@@ -550,7 +551,9 @@ class Simulator:
         if len(failing):
             # Speed trick: the rows of every failing application in one pass over the table, not
             # one pass per application (thousands of applications fail a tick at paper scale).
-            held = np.flatnonzero(np.isin(st.wt.app, failing))
+            is_failing = np.zeros(st.workload.n_apps + 1, bool)  # free rows' app -1: the last
+            is_failing[failing] = True
+            held = np.flatnonzero(is_failing[st.wt.app])
             held_app = st.wt.app[held]
             for app in failing.tolist():
                 self._fail_app(app, held[held_app == app], reason)
