@@ -8,7 +8,9 @@ the full 90 days are extrapolated (ticks cost about the same through a flooded r
 is full from the first day). ``--from-days`` measures the rate only from that day on (the
 flooded cluster; the set-up and the filling first hours left out). Each run's line splits a tick
 into the compiled event loop between ticks (arrivals, completions, admission), the control
-step's forecast, decide and apply phases, and the rest (demand and the interval's accounting).
+step's forecast, decide and apply phases, and the rest (demand and the interval's accounting),
+and gives the process's CPU time beside the wall time: on a machine other jobs share, wall time
+counts their turns too.
 
     python benchmarks/bench_pace.py [--scale paper] [--days 90] [--from-days 0] [--seed 0]
 """
@@ -59,6 +61,7 @@ def main() -> None:
         sim = build_simulator(workload, settings, controller, forecaster, on_tick=mark).run()
         stats = mark.since(sim.stats)
         ticks = max(stats.ticks, 1)
+        cpu = time.process_time() - mark.cpu
         full = stats.wall_s / ticks * HORIZON_DAYS * 86400.0 / sim.period
         total += full
         parts = {p: 1e3 * getattr(stats, f"seconds_{p}") / ticks for p in PARTS}
@@ -68,22 +71,24 @@ def main() -> None:
             f"{args.from_days:g} to {args.days:g} ({stats.component_ticks / ticks:,.0f} rows/tick): "
             f"{1e3 * stats.wall_s / ticks:.2f} ms/tick = "
             + " + ".join(f"{name} {ms:.2f}" for name, ms in parts.items())
-            + f"; {full / 60:.1f} min for {HORIZON_DAYS:g} days"
+            + f" (CPU {1e3 * cpu / ticks:.2f}); {full / 60:.1f} min for {HORIZON_DAYS:g} days"
         )
     print(f"  build + trio over {HORIZON_DAYS:g} days: {total / 60:.1f} min (target: 15)")
 
 
 class Mark:
-    """An ``on_tick`` that copies the run's stats at the first tick at or past ``at`` seconds, so
-    that rates can be measured from there (the copy is empty until then: from the start)."""
+    """An ``on_tick`` that copies the run's stats (and the process's CPU time) at the first tick
+    at or past ``at`` seconds, so that rates can be measured from there (until then the copy is
+    empty: from the start)."""
 
     def __init__(self, at: float) -> None:
         self.at, self.stats = at, RunStats()
-        self.started = time.perf_counter()
+        self.started, self.cpu = time.perf_counter(), time.process_time()
 
     def __call__(self, sim) -> None:
         if self.stats.ticks == 0 and sim.now >= self.at > 0:
             self.stats = replace(sim.stats, wall_s=time.perf_counter() - self.started)
+            self.cpu = time.process_time()
 
     def since(self, end: RunStats) -> RunStats:
         """``end`` minus the stats copied at the mark (wall time from the mark)."""
