@@ -92,7 +92,7 @@ def pessimistic_fit_reference(host, app, core, need, capacity):
 # Speed trick: at paper scale (pace-paper, ~30,000 running rows a tick, 130,000 ticks) the
 # shapers' numpy over all rows, a dozen temporaries per step, was most of a tick; the kernels
 # below do each step in one pass (benchmarks/bench_pace.py). Each is compared bit for bit with
-# the numpy it replaces (tests/shaping/test_kernels.py).
+# the numpy it replaces (tests/shaping/test_shaper_kernels.py).
 
 
 @numba.njit(cache=True)
