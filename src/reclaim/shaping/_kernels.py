@@ -209,7 +209,8 @@ def fifo_fit(rows, target, host, app, core, start, capacity, axes):
     for i in range(n):
         k = order[i]
         s_rows[i], s_host[i], s_app[i], s_core[i] = rows[k], host[rows[k]], r_app[k], r_core[k]
-        s_target[i] = target[k]
+        for j in range(target.shape[1]):  # element by element: a row slice is an array to build
+            s_target[i, j] = target[k, j]
         for a in range(n_axes):
             need[i, a] = target[k, axes[a]]
     room = np.empty((capacity.shape[0], n_axes))
