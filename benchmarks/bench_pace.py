@@ -62,7 +62,7 @@ def main() -> None:
         stats = mark.since(sim.stats)
         ticks = max(stats.ticks, 1)
         cpu = time.process_time() - mark.cpu
-        full = stats.wall_s / ticks * HORIZON_DAYS * 86400.0 / sim.period
+        full = stats.wall_s / ticks * HORIZON_DAYS * 86400.0 / sim.state.period
         total += full
         parts = {p: 1e3 * getattr(stats, f"seconds_{p}") / ticks for p in PARTS}
         parts["rest"] = 1e3 * stats.tick_s / ticks - sum(parts[p] for p in PARTS[1:])
@@ -86,7 +86,7 @@ class Mark:
         self.started, self.cpu = time.perf_counter(), time.process_time()
 
     def __call__(self, sim) -> None:
-        if self.stats.ticks == 0 and sim.now >= self.at > 0:
+        if self.stats.ticks == 0 and sim.state.now >= self.at > 0:
             self.stats = replace(sim.stats, wall_s=time.perf_counter() - self.started)
             self.cpu = time.process_time()
 
