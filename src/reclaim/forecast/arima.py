@@ -10,9 +10,18 @@ method of pmdarima's auto_arima the paper uses. Two engines run it:
   series spread over numba's threads): the KPSS tests, the stepwise search, and each candidate's
   CSS and ML fits by a port of scipy's BFGS over ports of statsforecast's C++ objectives. About
   3.5 ms of CPU per window of 40 instead of 55-110 ms. It covers the non-seasonal search without
-  the CSS approximation (``season_length`` 1, ``approximation`` False, the defaults); other
-  settings run statsforecast.
+  the CSS approximation (``season_length`` 1, ``approximation`` False, the defaults), and a
+  fixed non-seasonal ``order`` (statsforecast's ``ARIMA(order=...)`` with its defaults: CSS-ML,
+  an intercept only when d = 0, no drift, no rejection of a fit near the unit circle), the
+  shaping paper's ARIMA(0, 1, 1) on 2,000 points among them: 4-10 ms of CPU per window of
+  2,000 instead of 23-29 ms, and no Python per series. Other settings run statsforecast.
 - ``engine="statsforecast"``: statsforecast itself, one series at a time (the reference).
+
+A fixed order (0, 1, 1) gave statsforecast's coefficients and sigma^2 to the last bit or within
+4e-15 on all 236 real windows tried (36 of 40, 60 of 288, 20 of 500, 40 of 2,000 from the shipped
+samples and 80 of 300 and 2,000 peaks of the shaping paper's usage; the tests check 50). Other
+orders agree where the fit is well conditioned; a fixed order keeps the ill-conditioned fits the
+search would reject (below), and there the two may differ as in the search.
 
 The two run the same algorithm and differ only in the optimiser's rounding: the finite-difference
 gradients (step 1.5e-8) magnify the last-bit differences between plain loops and numpy's BLAS
