@@ -8,8 +8,9 @@ subset and scaled to 10,000.
 
 ARIMA is timed per phase for both engines (the compiled AutoARIMA search, the default, and
 statsforecast's, the reference): selection per series, the batched update, and the amortised rate
-they give at the default ``reselect``. Then an online run measures that rate end to end on
-``--arima-online`` series for one reselection cycle (every key selected once and updated
+they give at the default ``reselect``; so is the shaping paper's fixed ARIMA(0, 1, 1) on 2,000
+points (a fit per series in both engines, the update). Then an online run measures that rate end
+to end on ``--arima-online`` series for one reselection cycle (every key selected once and updated
 ``reselect - 1`` times) and reports the fallback share and the one-step accuracy on the series'
 next values (MAE, share inside mean +- 1, 2, 3 std; ``--reference`` repeats it with statsforecast).
 Times are wall clock and, in brackets, this process's CPU time (the two differ on a busy machine).
@@ -17,7 +18,7 @@ Targets: ``gp`` under 50 ms per tick amortised; ``arima`` at least 10,000 series
 (``ets`` printed beside it).
 
     python benchmarks/bench_forecast.py [--series 10000] [--ticks 30] [--subset 100]
-        [--arima-online 1000] [--reference]
+        [--arima-online 1000] [--reference] [--fixed-series 40] [--fixed-only]
 """
 
 from __future__ import annotations
@@ -201,6 +202,25 @@ def arima_report(series, args) -> float:
     return rates["numba"][0] * rates["numba"][1]
 
 
+def fixed_order_report(args) -> None:
+    """The shaping paper's ARIMA(0, 1, 1) on 2,000 points (``order``, the ``pace-paper`` cell):
+    a fit per series in both engines and the batched update, on the shipped real series that
+    long (Bitbrains)."""
+    length = 2000
+    series = real_series(args.fixed_series, length + args.ticks)
+    for engine in ("numba", "statsforecast"):
+        wall, cpu = selection_seconds("arima", series, length, engine=engine, order=(0, 1, 1))
+        print(
+            f"arima  (0,1,1) {engine:<13} fit    {1e3 * wall:.2f} ms [{1e3 * cpu:.2f} cpu] "
+            f"per series of {length:,}"
+        )
+    wall, cpu = update_seconds("arima", series[:10], 1000, args.ticks, length, order=(0, 1, 1))
+    print(
+        f"arima  (0,1,1) update               {1e6 * wall:.0f} us [{1e6 * cpu:.0f} cpu] "
+        f"per series of {length:,} (batched, 1,000 keys)"
+    )
+
+
 def per_series_sklearn_gp(series) -> float:
     """Seconds per series for scikit-learn's GP on the same history patterns, evidence maximised."""
     from sklearn.gaussian_process import GaussianProcessRegressor
@@ -235,7 +255,16 @@ def main() -> None:
     parser.add_argument(
         "--reference", action="store_true", help="online run with statsforecast too (slow)"
     )
+    parser.add_argument(
+        "--fixed-series", type=int, default=40, help="series of the ARIMA(0,1,1) fits on 2,000"
+    )
+    parser.add_argument(
+        "--fixed-only", action="store_true", help="only the ARIMA(0,1,1) fits on 2,000 points"
+    )
     args = parser.parse_args()
+    if args.fixed_only:
+        fixed_order_report(args)
+        return
 
     window = 2 * HISTORY
     longest = max(window, args.arima_window) + args.ticks
@@ -254,6 +283,7 @@ def main() -> None:
     )
 
     arima_speedup = arima_report(series, args)
+    fixed_order_report(args)
     select = selection_seconds("ets", series[: args.subset], args.arima_window)[0]
     update = update_seconds("ets", series[: args.subset], n, args.ticks, args.arima_window)[0]
     k = registry.build("forecaster", "ets").reselect

@@ -67,7 +67,9 @@ def stationary_cov(phi, p, theta, q, r):
 
 
 @numba.njit(cache=True)
-def _arima_one(x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, out_var, X, TX, Pn):
+def _arima_one(
+    x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, out_var, X, TX, Pn, hist
+):
     """One series: Kalman filter over the window ``x`` (n,) from the stationary/diffuse start, then
     the 1..h step means and error variances. Returns the largest absolute one-step prediction
     error after the nd diffuse steps (how well the model still fits the window).
@@ -79,7 +81,16 @@ def _arima_one(x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, o
     O(rd^2 (p + nd)) per step instead of O(rd^3). The steps are written out in one loop rather
     than in helper functions because a call per step, with its array arguments, cost more than
     the arithmetic (measured: 10 us against 2 us per series of 40).
-    X (rd, rd + 1) holds [P | a], the filtered covariance and state; TX and Pn are scratch.
+    X (rd, rd + 1) holds [P | a], the filtered covariance and state; TX and Pn are scratch;
+    hist (2, >= 2 rd^2 + rd + 1) keeps, per parity of the step, Pn, P, M and Z Pn Z'.
+
+    Speed: the covariance recursion does not depend on the data, so once a step's predicted
+    covariance equals the one two steps before bit for bit, every later step repeats the
+    covariance, gain and update of the step two before; from there only the state runs. Period
+    2: in a differenced model the entries that should be zero are rounding noise flipping sign
+    every step (the same as in :func:`reclaim.forecast._arima_kernels.arima_like`). The results
+    are bit-identical to running every step; over a window of 2,000 an ARIMA(0, 1, 1) costs
+    58 us instead of 960.
     """
     n = len(x)
     r = max(p, q + 1)
@@ -93,12 +104,21 @@ def _arima_one(x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, o
     for u in range(nd):
         Pn[r + u, r + u] = KAPPA
     worst = 0.0
+    rr = rd * rd
+    cycle = False  # the covariance recursion repeats with period 2 (or 1): see the docstring
     for t in range(n + h):
+        slot = hist[t & 1]
+        if t == n and cycle:  # the forecast continues from the last step's covariance
+            last = hist[(n - 1) & 1]
+            for i in range(rd):
+                for j in range(rd):
+                    X[i, j] = last[rr + i * rd + j]
+            cycle = False
         if t == 0:  # the start is the first prediction: state 0, covariance Pn
             TX[:rd, rd] = 0.0
         else:
-            # TX = T [P | a]: combinations of rows
-            for j in range(rd + 1):
+            # TX = T [P | a]: combinations of rows (of the state column only in a cycle)
+            for j in range(rd if cycle else 0, rd + 1):
                 for i in range(r):
                     v = phi[i] * X[0, j] if i < p else 0.0
                     if i + 1 < r:
@@ -111,6 +131,7 @@ def _arima_one(x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, o
                     TX[r, j] = v
                     for u in range(1, nd):
                         TX[r + u, j] = X[r + u - 1, j]
+        if t > 0 and not cycle:
             # Pn = (T P) T' + R R': combinations of the columns of T P
             for i in range(rd):
                 for j in range(r):
@@ -126,16 +147,28 @@ def _arima_one(x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, o
                     for u in range(1, nd):
                         Pn[i, r + u] = TX[i, r + u - 1] + R[i] * R[r + u]
         # the observation is Z state with Z = (1, 0, ..., 0, delta)
-        for i in range(rd):
-            m = Pn[i, 0]
-            for u in range(nd):
-                m += Pn[i, r + u] * delta[u]
-            X[i, rd] = m  # M = Pn Z, kept in the state column until the state is updated
         za = TX[0, rd]  # Z anew
-        zpz = X[0, rd]  # Z Pn Z'
         for u in range(nd):
             za += delta[u] * TX[r + u, rd]
-            zpz += delta[u] * X[r + u, rd]
+        if cycle:
+            for i in range(rd):
+                X[i, rd] = slot[2 * rr + i]
+            zpz = slot[2 * rr + rd]
+        else:
+            if 2 <= t < n:
+                cycle = True
+                for i in range(rd):
+                    for j in range(rd):
+                        if Pn[i, j] != slot[i * rd + j]:
+                            cycle = False
+            for i in range(rd):
+                m = Pn[i, 0]
+                for u in range(nd):
+                    m += Pn[i, r + u] * delta[u]
+                X[i, rd] = m  # M = Pn Z, kept in the state column until the state is updated
+            zpz = X[0, rd]  # Z Pn Z'
+            for u in range(nd):
+                zpz += delta[u] * X[r + u, rd]
         if t >= n:
             out_mean[t - n] = za + mu + drift * (t + 1)
             out_var[t - n] = sigma2 * zpz
@@ -146,9 +179,14 @@ def _arima_one(x, phi, p, theta, q, delta, nd, mu, drift, sigma2, h, out_mean, o
             continue
         # regressors as statsforecast sets them: intercept 1, drift t counted from 1
         v = x[t] - mu - drift * (t + 1) - za
-        for i in range(rd):
-            for j in range(rd):
-                X[i, j] = Pn[i, j] - X[i, rd] * X[j, rd] / zpz
+        if not cycle:
+            for i in range(rd):
+                for j in range(rd):
+                    X[i, j] = Pn[i, j] - X[i, rd] * X[j, rd] / zpz
+                    slot[i * rd + j] = Pn[i, j]
+                    slot[rr + i * rd + j] = X[i, j]
+                slot[2 * rr + i] = X[i, rd]
+            slot[2 * rr + rd] = zpz
         for i in range(rd):
             X[i, rd] = TX[i, rd] + X[i, rd] * v / zpz
         if t >= nd:
@@ -192,6 +230,7 @@ def arima_forecast(
     X = np.empty((size, size + 1))  # scratch shared by the series, sized for the largest state
     TX = np.empty((size, size + 1))
     Pn = np.empty((size, size))
+    hist = np.empty((2, 2 * size * size + size + 1))
     for k in range(len(rows)):
         s = rows[k]
         out_worst[s] = _arima_one(
@@ -211,6 +250,7 @@ def arima_forecast(
             X,
             TX,
             Pn,
+            hist,
         )
 
 
