@@ -275,6 +275,26 @@ def test_registered_and_settings_round_trip():
 # -- the compiled selection (engine="numba") against statsforecast ------------------------------
 
 
+def both_likelihoods(x, p, d, phi, theta, delta):
+    """statsforecast's C++ ``arima_like`` and ours on the same model and window, each from the
+    model's initial state: (ssq, sumlog, nu, resid, a, P, Pn) of the C++, then (out, resid, a,
+    P, Pn) of ours (P and Pn flat), so a test compares what it needs."""
+    import statsforecast.arima as sfa
+
+    n = len(x)
+    mod = sfa.make_arima(phi, theta, delta)
+    rd = len(mod["a"])
+    a, P, Pn = np.zeros(rd), np.zeros((rd, rd)), mod["Pn"].copy()
+    ssq, sumlog, nu, resid = sfa.arima_like(x, mod["phi"], mod["theta"], delta, a, P, Pn, 0, True)
+    a2, P2, Pn2, resid2 = np.zeros(rd), np.zeros(rd * rd), mod["Pn"].ravel().copy(), np.zeros(n)
+    theta_padded = mod["theta"]
+    out = _arima_kernels.arima_like(
+        x, n, mod["phi"], p, theta_padded, len(theta_padded), delta, d, a2, P2, Pn2,
+        np.zeros(200), True, resid2,
+    )  # fmt: skip
+    return (ssq, sumlog, nu, resid, a, P, Pn), (out, resid2, a2, P2, Pn2)
+
+
 def random_model(rng):
     """Orders p <= 3, q <= 2, d <= 2 with a stationary AR part, as the search meets them."""
     p, q, d = int(rng.integers(0, 4)), int(rng.integers(0, 3)), int(rng.integers(0, 3))
@@ -318,16 +338,9 @@ def test_ported_objectives_equal_statsforecasts_cpp(seed):
     css = _arima_kernels.arima_css(x, n, d, p, q, phi, theta, np.zeros(n), np.zeros(n))
     np.testing.assert_allclose(css, sfa.arima_css(x, arma, phi, theta)[0], **tight)
 
-    mod = sfa.make_arima(phi, theta, delta)
-    rd = len(mod["a"])
-    a, P, Pn = np.zeros(rd), np.zeros((rd, rd)), mod["Pn"].copy()
-    ssq, sumlog, nu, resid = sfa.arima_like(x, mod["phi"], mod["theta"], delta, a, P, Pn, 0, True)
-    a2, P2, Pn2, resid2 = np.zeros(rd), np.zeros(rd * rd), mod["Pn"].ravel().copy(), np.zeros(n)
-    theta_padded = mod["theta"]
-    out = _arima_kernels.arima_like(
-        x, n, mod["phi"], p, theta_padded, len(theta_padded), delta, d, a2, P2, Pn2,
-        np.zeros(200), True, resid2,
-    )  # fmt: skip
+    (ssq, sumlog, nu, resid, a, P, Pn), (out, resid2, a2, P2, Pn2) = both_likelihoods(
+        x, p, d, phi, theta, delta
+    )
     np.testing.assert_allclose(out[:2], [ssq, sumlog], **tight)
     assert out[2] == nu
     np.testing.assert_allclose(resid2, resid, **tight)
@@ -716,23 +729,13 @@ def test_likelihood_on_long_windows_equals_statsforecasts_cpp(seed, long_windows
     # over 2,000 steps the covariance recursion settles on its 2-cycle within ~100 steps and the
     # filter runs only the state from there; the results stay the C++'s, and so do the a, P and
     # Pn it leaves (the ML objective reads Pn back)
-    import statsforecast.arima as sfa
-
     rng = np.random.default_rng(seed)
     p, q, d, phi, theta, delta = random_model(rng)
     x = long_windows[seed % 2]
     x = x - x.mean() if d == 0 else x
-    n = len(x)
-    mod = sfa.make_arima(phi, theta, delta)
-    rd = len(mod["a"])
-    a, P, Pn = np.zeros(rd), np.zeros((rd, rd)), mod["Pn"].copy()
-    ssq, sumlog, nu, resid = sfa.arima_like(x, mod["phi"], mod["theta"], delta, a, P, Pn, 0, True)
-    a2, P2, Pn2, resid2 = np.zeros(rd), np.zeros(rd * rd), mod["Pn"].ravel().copy(), np.zeros(n)
-    theta_padded = mod["theta"]
-    out = _arima_kernels.arima_like(
-        x, n, mod["phi"], p, theta_padded, len(theta_padded), delta, d, a2, P2, Pn2,
-        np.zeros(200), True, resid2,
-    )  # fmt: skip
+    (ssq, sumlog, nu, resid, a, P, Pn), (out, resid2, a2, P2, Pn2) = both_likelihoods(
+        x, p, d, phi, theta, delta
+    )
     np.testing.assert_allclose(out[:2], [ssq, sumlog], rtol=1e-12)
     assert out[2] == nu
     np.testing.assert_allclose(resid2, resid, rtol=1e-12, atol=1e-12)
