@@ -185,6 +185,45 @@ def test_a_batch_forecasts_each_series_as_if_alone(windows):
         np.testing.assert_allclose(together.std[s], alone.std[0], rtol=1e-12)
 
 
+def test_copies_of_a_series_share_its_fit_with_the_bits_of_their_own(real, monkeypatch):
+    """Series with the same window and state are fitted once (``same_as_``): every forecast and
+    learned array equals fitting each apart, across online calls in which some copies search
+    and some reuse (their keys came in at different calls)."""
+    bb, gg = real
+    streams = [bb[1][6000:6100], gg[12][:100], 2.0 * bb[1][6000:6100], np.full(100, 0.5)]
+
+    def calls(model):
+        out = []
+        for call in range(6):
+            # key k follows stream k % 4: keys 4, 5 are copies of 0, 1 from the start; 6, 7
+            # copy 2, 3 from call 2 on, so their refreshes fall on other calls; keys 8, 9 hold
+            # the same series, too short to model
+            keys = list(range(6)) + ([6, 7] if call >= 2 else []) + [8, 9]
+            series = [streams[k % 4][call : call + 30] for k in keys[:-2]]
+            series += [streams[0][:5], streams[0][:5]]
+            model.fit(GroupedArray.from_series(series), keys=keys)
+            fc = model.predict(2)
+            out.append((fc.mean, fc.std, fc.fallback, model.length_scale_, model.noise_ratio_,
+                         model.signal_var_, model.log_evidence_, model.searched_))  # fmt: skip
+        return out, model
+
+    shared, model = calls(GaussianProcess(refresh=3))
+    apart_only = staticmethod(lambda pat, *_: np.arange(len(pat.count)))
+    monkeypatch.setattr(GaussianProcess, "_same_fit", apart_only)
+    apart, _ = calls(GaussianProcess(refresh=3))
+    copies = model.same_as_ != np.arange(len(model.same_as_))
+    assert copies.tolist() == [False] * 4 + [True, True, False, False, False, True]
+    assert model.same_as_[[4, 5, 9]].tolist() == [0, 1, 8]
+    for got, want in zip(shared, apart, strict=True):
+        for x, y in zip(got, want, strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_first_equal_groups_rows_by_their_bits():
+    rows = np.array([[1.0, 2.0], [3.0, np.nan], [1.0, 2.0], [3.0, np.nan], [1.0, -0.0], [1.0, 0]])
+    assert K.first_equal(rows).tolist() == [0, 1, 0, 1, 4, 5]  # -0.0 and 0.0 differ in bits
+
+
 def test_short_series_fall_back_to_naive_and_partial_ones_use_their_patterns(real):
     bb, _ = real
     lengths = [1, 2, H + 1, H + 2, H + 5, 3 * H]

@@ -154,7 +154,9 @@ class GaussianProcess(Forecaster):
     (s2, standardised units), ``log_evidence_`` (of the standardised window); ``searched_`` (S,)
     bool, the series whose (l, r) this call searched; ``fallback_`` (S,) bool; ``patterns_``
     (:class:`Patterns`); ``factor_`` and ``alpha_`` (S, N, N) and (S, N), the Cholesky factor of
-    C + r I and (C + r I)^{-1} z, 8 * S * (N + 1) * N bytes.
+    C + r I and (C + r I)^{-1} z, 8 * S * (N + 1) * N bytes; ``same_as_`` (S,) int64, the series
+    whose fit each one copies (itself if fitted): series with the same standardised window and
+    state are fitted once, and a copy's factors are its source's rows (its own are not written).
     """
 
     def __init__(
@@ -224,10 +226,12 @@ class GaussianProcess(Forecaster):
 
         # kernels write the rows of the series they are handed (count >= 2); a series is left
         # out of a call by handing it count 0, so no array is copied
+        same = self._same_fit(pat, search, length, ratio)
+        copy = same != np.arange(S)
         L, alpha = self._factor_buffers(S, N)
         s2, lml = np.full(S, np.nan), np.full(S, np.nan)
         if search.any():
-            searched = np.where(search, pat.count, 0)
+            searched = np.where(search & ~copy, pat.count, 0)
             with _threads_for(searched):
                 found = _gp_kernels.search(
                     pat.Z,
@@ -246,12 +250,16 @@ class GaussianProcess(Forecaster):
             s2, lml = np.where(search, found[2], s2), np.where(search, found[3], lml)
         reuse = ~search & ~fallback
         if reuse.any():
-            reused = np.where(reuse, pat.count, 0)
+            reused = np.where(reuse & ~copy, pat.count, 0)
             with _threads_for(reused):
                 again = _gp_kernels.factor(
                     pat.Z, reused, h, pat.dt, exp_kernel, length, ratio, L, alpha
                 )
             s2, lml = np.where(reuse, again[0], s2), np.where(reuse, again[1], lml)
+        if copy.any():
+            source = same[copy]
+            for learned in (length, ratio, s2, lml):
+                learned[copy] = learned[source]
 
         if keys is not None:
             age = np.where(search, 0.0, stored["age"] + 1)
@@ -268,13 +276,33 @@ class GaussianProcess(Forecaster):
         self.signal_var_ = s2
         self.log_evidence_ = lml
         self.factor_, self.alpha_ = L, alpha
+        self.same_as_ = same
         return self
+
+    @staticmethod
+    def _same_fit(
+        pat: Patterns, search: NDArray[np.bool_], length: NDArray, ratio: NDArray
+    ) -> NDArray[np.int64]:
+        """(S,) for each series the first one whose fit and forecast it shares, itself if none:
+        the same standardised window, scale and pattern count, and either both searched or both
+        reusing the same (l, r). Each series' numbers depend on these alone, so a copy has the
+        bits its own fit would give.
+
+        Speed trick: in the shaping paper's world all components of an application share one
+        usage curve, so the simulator hands over the same series some four times per tick
+        (benchmarks/bench_shaping.py)."""
+        reused = np.where(search, np.nan, 1.0)
+        key = np.column_stack(
+            [pat.Z, pat.count, pat.loc, pat.scale, reused, reused * length, reused * ratio]
+        )
+        return _gp_kernels.first_equal(np.ascontiguousarray(key, np.float64))
 
     def predict(self, h: int = 1) -> Forecast:
         """Predictive mean and std of the next ``h`` observations, (S, h) in the series' units."""
         steps = check_horizon(h)
-        pat, fallback = self.patterns_, self.fallback_
-        modelled = np.where(fallback, 0, pat.count)
+        pat, fallback, same = self.patterns_, self.fallback_, self.same_as_
+        copy = (same != np.arange(len(same))) & ~fallback
+        modelled = np.where(fallback | copy, 0, pat.count)
         with _threads_for(modelled):
             mean, var = _gp_kernels.posterior(
                 pat.Z,
@@ -289,6 +317,7 @@ class GaussianProcess(Forecaster):
                 self.alpha_,
                 steps,
             )
+        mean[copy], var[copy] = mean[same[copy]], var[same[copy]]
         mean = pat.loc[:, None] + pat.scale[:, None] * mean
         std = pat.scale[:, None] * np.sqrt(var)
         if fallback.any():
