@@ -72,8 +72,10 @@ def _threads_for(count: NDArray[np.int64]):
     """numba's threads for a kernel call over the series with ``count`` >= 2: one below
     :data:`PARALLEL_FROM` such series, else as many as the caller set (restored after)."""
     before = numba.get_num_threads()
-    if before > 1 and np.count_nonzero(count >= 2) < PARALLEL_FROM:
-        numba.set_num_threads(1)
+    if before == 1 or np.count_nonzero(count >= 2) >= PARALLEL_FROM:
+        yield
+        return
+    numba.set_num_threads(1)
     try:
         yield
     finally:
