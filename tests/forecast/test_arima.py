@@ -764,3 +764,38 @@ def test_kernel_on_long_windows_equals_dense_kalman_reference(seed, long_windows
     ref_mean, ref_var = kalman_reference(x, phi, theta, delta, mu, drift, 0.7, h)
     np.testing.assert_allclose(mean[0], ref_mean, rtol=1e-8, atol=1e-8 * np.abs(x).max())
     np.testing.assert_allclose(var[0], ref_var, rtol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"order": (0, 1, 1)}, {}, {"engine": "statsforecast", "order": (0, 1, 1)}],
+    ids=["fixed", "search", "statsforecast"],
+)
+def test_copies_of_a_series_take_its_numbers_with_the_bits_of_their_own(settings, monkeypatch):
+    """A series with the window and state of an earlier one is not selected nor run: it takes
+    that one's numbers (``same_as_``), equal to running each apart, across calls in which copies
+    that joined later reselect on their own cycle."""
+    import reclaim.forecast.arima as arima_module
+
+    rng = np.random.default_rng(5)
+    streams = [np.cumsum(rng.normal(size=80)) + 20, np.cumsum(rng.normal(size=80)) + 5]
+
+    def calls():
+        model, out = AutoArima(reselect=3, window=30, min_length=11, **settings), []
+        for call in range(7):
+            # keys 2, 3 copy streams 0, 1 from the start; keys 4, 5 join at call 2; 6, 7 short
+            keys = [0, 1, 2, 3] + ([4, 5] if call >= 2 else []) + [6, 7]
+            series = [streams[k % 2][call : call + 30 + call] for k in keys[:-2]]
+            series += [streams[0][:5], streams[0][:5]]
+            fc = model.forecast(GroupedArray.from_series(series), 2, keys=keys)
+            out.append((fc.mean, fc.std, fc.fallback, model.selected_, model.status_))
+        return out, model
+
+    shared, model = calls()
+    apart_only = lambda data, indptr, state: np.arange(len(state))  # noqa: E731
+    monkeypatch.setattr(arima_module, "first_copies", apart_only)
+    apart, _ = calls()
+    assert model.same_as_.tolist() == [0, 1, 0, 1, 4, 5, 6, 6]
+    for got, want in zip(shared, apart, strict=True):
+        for x, y in zip(got, want, strict=True):
+            np.testing.assert_array_equal(x, y)

@@ -219,11 +219,6 @@ def test_copies_of_a_series_share_its_fit_with_the_bits_of_their_own(real, monke
             np.testing.assert_array_equal(x, y)
 
 
-def test_first_equal_groups_rows_by_their_bits():
-    rows = np.array([[1.0, 2.0], [3.0, np.nan], [1.0, 2.0], [3.0, np.nan], [1.0, -0.0], [1.0, 0]])
-    assert K.first_equal(rows).tolist() == [0, 1, 0, 1, 4, 5]  # -0.0 and 0.0 differ in bits
-
-
 def test_short_series_fall_back_to_naive_and_partial_ones_use_their_patterns(real):
     bb, _ = real
     lengths = [1, 2, H + 1, H + 2, H + 5, 3 * H]

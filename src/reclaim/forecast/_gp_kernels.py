@@ -72,45 +72,6 @@ def standardise(data, indptr, width):
     return Z, length, loc, scale
 
 
-@numba.njit(cache=True)
-def first_equal(rows):
-    """For each row of ``rows`` (S, E) float64, C-contiguous, the first row (lowest index) with
-    the same bits; itself where none comes before. Rows are grouped by a hash of their bits and
-    compared in full within a group, so a hash collision never merges two different rows."""
-    S, E = rows.shape
-    bits = rows.view(np.uint64)
-    digest = np.empty(S, np.uint64)
-    for s in range(S):
-        x = np.uint64(0x9E3779B97F4A7C15)
-        for e in range(E):
-            x = (x ^ bits[s, e]) * np.uint64(0xBF58476D1CE4E5B9)
-            x ^= x >> np.uint64(31)
-        digest[s] = x
-    order = np.argsort(digest, kind="mergesort")  # stable: equal digests in index order
-    same = np.arange(S)
-    i = 0
-    while i < S:
-        j = i + 1
-        while j < S and digest[order[j]] == digest[order[i]]:
-            j += 1
-        for a in range(i + 1, j):
-            sa = order[a]
-            for b in range(i, a):
-                sb = order[b]
-                if same[sb] != sb:
-                    continue
-                equal = True
-                for e in range(E):
-                    if bits[sa, e] != bits[sb, e]:
-                        equal = False
-                        break
-                if equal:
-                    same[sa] = sb
-                    break
-        i = j
-    return same
-
-
 @numba.njit(cache=True, error_model="numpy")
 def _pair_terms(Z, s, start, n, h, dt, exp_kernel, E):
     """E[a, b] = ||x_a - x_b|| (exp) or ||x_a - x_b||^2 / 2 (rbf) for slots start + a, start + b;

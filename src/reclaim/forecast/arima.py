@@ -96,6 +96,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _arima_kernels, _online_kernels
+from reclaim.forecast._copies import first_copies
 from reclaim.forecast.base import (
     Forecast,
     Forecaster,
@@ -143,7 +144,10 @@ class Reselecting(Forecaster):
     Subclasses set ``name`` and implement :meth:`_new_model`, :meth:`_fields`, :meth:`_extract`,
     :meth:`_stale` and :meth:`_update`; see :mod:`reclaim.forecast.arima` for the scheme.
     Learned attributes after :meth:`fit`: ``selected_`` (S,) bool, series selected by this call;
-    ``selections_``, statsforecast fits run by this instance so far; ``status_`` (S,) status codes.
+    ``selections_``, statsforecast fits run by this instance so far; ``status_`` (S,) status codes;
+    ``same_as_`` (S,) the series each one copies (itself if none): a series with the window and
+    state of an earlier one in the batch is neither selected nor run, it takes that one's numbers
+    (:mod:`reclaim.forecast._copies`).
     """
 
     name = ""
@@ -239,17 +243,21 @@ class Reselecting(Forecaster):
             if state is None or state.fill != fields:  # first call, or settings changed widths
                 state = self.state_ = KeyedState(**fields)
             cols, _ = state.align(keys)
+        # a copy of an earlier series (same window, same state) takes its numbers
+        same = first_copies(tails.data, tails.indptr, np.column_stack(list(cols.values())))
+        copy = same != np.arange(len(same))
         status, age = cols["status"], cols["age"]
         age += 1
         short = tails.lengths < self.min_length
         due = (status == NONE) | (status == REFIT) | (age >= self.reselect)
-        kept = np.flatnonzero(~short & ~due & (status == MODEL))
+        kept = np.flatnonzero(~short & ~due & (status == MODEL) & ~copy)
         self.data_ = data
         if len(kept):
             due[kept[self._stale(y, tails, cols, kept)]] = True
+        due[copy] = due[same[copy]]
         selected = ~short & due
         status[short] = NONE
-        rows = np.flatnonzero(selected)
+        rows = np.flatnonzero(selected & ~copy)
         age[rows] = 0
         models = self._select_rows(tails, cols, rows) if len(rows) else {}
         fitted = rows[(status[rows] == MODEL) | (status[rows] == REFIT)]
@@ -258,26 +266,30 @@ class Reselecting(Forecaster):
             cols["scale"][fitted] = scale
             sd = np.sqrt(np.maximum(cols["sigma2"][fitted], 0.0))
             cols["exact"][fitted] = (sd <= EXACT * scale).astype(np.float64)
+        for column in cols.values():
+            column[copy] = column[same[copy]]
         self._finish(y, cols)
         if keys is not None:
             self.state_.store(keys, cols)
         self.tails_, self.cols_, self.models_ = tails, cols, models
+        self.same_as_ = same
         self.selected_ = selected
         self.status_ = status.copy()
-        self.selections_ = getattr(self, "selections_", 0) + int(selected.sum())
+        self.selections_ = getattr(self, "selections_", 0) + len(rows)
         return self
 
     def predict(self, h: int = 1) -> Forecast:
         h = check_horizon(h)
         if not hasattr(self, "tails_"):
             raise ForecastError(f"{self.name}: call fit before predict")
-        tails, cols = self.tails_, self.cols_
+        tails, cols, same = self.tails_, self.cols_, self.same_as_
         n = len(tails)
+        copy = same != np.arange(n)
         mean, var = np.zeros((n, h)), np.zeros((n, h))
         answered = np.zeros(n, bool)
         by_model = np.zeros(n, bool)
         by_model[list(self.models_)] = True
-        rows = np.flatnonzero((cols["status"] == MODEL) & ~by_model)
+        rows = np.flatnonzero((cols["status"] == MODEL) & ~by_model & ~copy)
         if len(rows):
             self._update(tails, cols, rows, h, mean, var)
             answered[rows] = True
@@ -295,6 +307,8 @@ class Reselecting(Forecaster):
             lower = np.asarray(out[f"lo-{_LEVEL}"], np.float64)
             std[i] = np.maximum(upper - lower, 0.0) / (2 * z)
             answered[i] = True
+        for out in (mean, std, answered):
+            out[copy] = out[same[copy]]
         answered &= np.isfinite(mean).all(axis=1) & np.isfinite(std).all(axis=1)
         fallback = ~answered
         if fallback.any():

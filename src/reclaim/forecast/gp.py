@@ -46,6 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from reclaim.core.grouped import GroupedArray
 from reclaim.forecast import _gp_kernels
+from reclaim.forecast._copies import first_copies
 from reclaim.forecast.base import (
     Forecast,
     Forecaster,
@@ -290,14 +291,12 @@ class GaussianProcess(Forecaster):
         reusing the same (l, r). Each series' numbers depend on these alone, so a copy has the
         bits its own fit would give.
 
-        Speed trick: in the shaping paper's world all components of an application share one
-        usage curve, so the simulator hands over the same series some four times per tick
-        (benchmarks/bench_shaping.py)."""
+        Speed trick (:mod:`reclaim.forecast._copies`; ``benchmarks/bench_pace.py --scale small
+        --cells pessimistic/gp-exp``)."""
         reused = np.where(search, np.nan, 1.0)
-        key = np.column_stack(
-            [pat.Z, pat.count, pat.loc, pat.scale, reused, reused * length, reused * ratio]
-        )
-        return _gp_kernels.first_equal(np.ascontiguousarray(key, np.float64))
+        S, W = pat.Z.shape
+        state = np.column_stack([pat.count, pat.loc, pat.scale, reused * length, reused * ratio])
+        return first_copies(pat.Z.ravel(), np.arange(0, S * W + 1, W), state)
 
     def predict(self, h: int = 1) -> Forecast:
         """Predictive mean and std of the next ``h`` observations, (S, h) in the series' units."""
