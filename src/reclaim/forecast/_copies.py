@@ -69,7 +69,7 @@ def _equal(values, extra, indptr, a, b):
     for k in range(n):
         if values[indptr[a] + k] != values[indptr[b] + k]:
             return False
-    for e in range(extra.shape[1]):
+    for e in range(extra.shape[1]):  # noqa: SIM110 - a plain loop in compiled code
         if extra[a, e] != extra[b, e]:
             return False
     return True
