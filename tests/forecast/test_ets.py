@@ -219,3 +219,36 @@ def test_deterministic_fit_then_predict_equals_forecast_and_registered(windows):
     np.testing.assert_array_equal(a.std, b.std)
     f = AutoEts(window=30, reselect=7)
     assert AutoEts(**f.get_params()).get_params() == f.get_params()
+
+
+def test_copies_take_a_series_numbers_only_where_its_growth_matches(monkeypatch):
+    """Two keys with the same window and state are copies only if their series grew alike: one
+    that grew by a break (new values reaching back past the window) or by more values is run
+    apart, with the bits of fitting each alone."""
+    import reclaim.forecast.arima as reselecting
+
+    x = np.cumsum(np.random.default_rng(0).normal(size=40)) + 10
+    jump = np.concatenate([np.random.default_rng(1).normal(size=40) + 50, x[11:31]])
+    seasonal = np.tile([1.0, 2.0, 3.0, 5.0], 12) + np.random.default_rng(2).normal(0, 0.01, 48)
+    calls = [
+        ([x[:30], x[:30], seasonal[:30], seasonal[:30]], [1, 2, 3, 4]),
+        ([x[:31], jump, seasonal[:31], seasonal[4:35]], [1, 2, 3, 4]),
+        ([x[:32], x[:32], seasonal[:32], seasonal[:32]], [5, 6, 7, 8]),
+    ]
+
+    def run():
+        model, out = AutoEts(window=20, reselect=100), []
+        for series, keys in calls:
+            fc = model.forecast(GroupedArray.from_series(series), 2, keys=keys)
+            out.append((fc.mean, fc.std, fc.fallback, model.selected_, model.status_,
+                         *model.state_.arrays.values()))  # fmt: skip
+        return out, model
+
+    shared, model = run()
+    apart_only = lambda data, indptr, state: np.arange(len(state))  # noqa: E731
+    monkeypatch.setattr(reselecting, "first_copies", apart_only)
+    apart, _ = run()
+    assert model.same_as_.tolist() == [0, 0, 2, 2]
+    for got, want in zip(shared, apart, strict=True):
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)

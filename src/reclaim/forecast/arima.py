@@ -185,6 +185,11 @@ class Reselecting(Forecaster):
     def _finish(self, y: GroupedArray, cols: dict) -> None:
         """Last bookkeeping before the state is stored (default: none)."""
 
+    def _copy_state(self, y: GroupedArray, tails: GroupedArray, cols: dict) -> NDArray:
+        """(S, k) what a series' numbers depend on besides its window and state columns, so that
+        only series equal in it too are copies (default: nothing)."""
+        return np.empty((len(tails), 0))
+
     def _select_rows(self, tails: GroupedArray, cols: dict, rows: NDArray) -> dict[int, Any]:
         """Select and fit a model for each series at ``rows``, writing ``status`` (MODEL, REFIT or
         FAILED) and the model's columns; returns the statsforecast models that will forecast this
@@ -244,7 +249,8 @@ class Reselecting(Forecaster):
                 state = self.state_ = KeyedState(**fields)
             cols, _ = state.align(keys)
         # a copy of an earlier series (same window, same state) takes its numbers
-        same = first_copies(tails.data, tails.indptr, np.column_stack(list(cols.values())))
+        state = np.column_stack([*cols.values(), self._copy_state(y, tails, cols)])
+        same = first_copies(tails.data, tails.indptr, state)
         copy = same != np.arange(len(same))
         status, age = cols["status"], cols["age"]
         age += 1

@@ -147,6 +147,15 @@ class AutoEts(Reselecting):
         misfit = (cols["exact"][rows] > 0) & (worst[rows] > EXACT * cols["scale"][rows])
         return ~ok | misfit
 
+    def _copy_state(self, y: GroupedArray, tails: GroupedArray, cols: dict) -> NDArray:
+        # _stale reads a kept model's whole series: its length, and values before the window
+        # when more than the window is new; a series that reaches back so far is no one's copy
+        length = y.lengths.astype(np.float64)
+        fresh = np.where(length > cols["n_seen"], length - cols["n_seen"], 1.0)
+        back = (cols["status"] == MODEL) & (fresh + 1 > tails.lengths)
+        alone = np.where(back, np.arange(len(tails)), -1.0)
+        return np.column_stack([length, alone])
+
     def _update(self, tails: GroupedArray, cols: dict, rows: NDArray, h: int, mean, var) -> None:
         _online_kernels.ets_forecast(
             rows.astype(np.int64),
