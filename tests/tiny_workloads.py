@@ -30,3 +30,16 @@ def tiny_workload(apps, shapes=None, period=300.0) -> Workload:
         shapes=GroupedArray.from_series([np.asarray(s, np.float32) for s in shapes]),
         period=period,
     ).validate()
+
+
+def tiny_paper_world(label: str, days: float = 2.0):
+    """The paper's world at its tiny scale (600 applications, one host) and the settings of the
+    run ``label`` of ``pace-paper``, stopped after ``days``."""
+    from dataclasses import replace
+
+    from reclaim.experiments.spec import load_spec
+    from reclaim.workload.paper_world import PaperInputs, PaperWorldSpec, build_paper_world
+
+    run = next(r for r in load_spec("pace-paper").runs("tiny") if r.label == label and not r.world)
+    workload = build_paper_world(PaperWorldSpec(n_apps=600, seed=0), PaperInputs.load())
+    return workload, replace(run.settings, horizon_s=days * 86400.0)

@@ -122,3 +122,31 @@ def test_the_count_and_an_estimate_are_said_before_a_run_and_a_big_ask_can_be_st
     assert asked and asked[0][0] == 3 and asked[0][1].startswith("about ")
     assert "tiny: 3 runs at scale 'tiny', 3 to run: about" in console.export_text()
     assert not list((tmp_path / "out" / "runs").iterdir())  # nothing ran
+
+
+def test_a_run_stopped_part_way_continues_from_its_checkpoint(uninterrupted, tmp_path, monkeypatch):
+    import functools
+
+    from reclaim.sim import experiment
+    from reclaim.sim.checkpoint import Checkpoint
+
+    path, _, full = uninterrupted
+
+    def killed_at_tick_20(sim) -> None:
+        if sim.stats.ticks == 20:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "Checkpoint", functools.partial(Checkpoint, every_s=0.0))
+    monkeypatch.setattr(
+        experiment, "replay", functools.partial(experiment.replay, on_tick=killed_at_tick_20)
+    )
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1)
+    assert len(list((tmp_path / "checkpoints").iterdir())) == 1
+    monkeypatch.undo()
+
+    console = Console(record=True, width=200)
+    resumed = runner.run_experiment(load_spec(path), "tiny", tmp_path, jobs=1, console=console)
+    assert "1 run(s) continue from their checkpoints" in console.export_text()
+    assert_frame_equal(without_wall(resumed.table), without_wall(full.table))
+    assert not any((tmp_path / "checkpoints").iterdir())

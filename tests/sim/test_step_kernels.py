@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from reclaim.core.types import R, Status
 from reclaim.shaping import _kernels as shaping_kernels
 from reclaim.sim import _step_kernels
+from tiny_workloads import tiny_paper_world
 
 
 @settings(max_examples=60)
@@ -52,19 +53,6 @@ def test_apply_resizes_equals_numpy(n, refuse_whole, seed):
     (a, w, status, shrank), (ea, ew, estatus, eshrank) = states
     assert np.array_equal(a, ea) and np.array_equal(w, ew)
     assert np.array_equal(status, estatus) and shrank == eshrank
-
-
-def tiny_paper_world(label: str, days: float = 2.0):
-    """The paper's world at its tiny scale (600 applications, one host) and the settings of the
-    run ``label`` of ``pace-paper``, stopped after ``days``."""
-    from dataclasses import replace
-
-    from reclaim.experiments.spec import load_spec
-    from reclaim.workload.paper_world import PaperInputs, PaperWorldSpec, build_paper_world
-
-    run = next(r for r in load_spec("pace-paper").runs("tiny") if r.label == label and not r.world)
-    workload = build_paper_world(PaperWorldSpec(n_apps=600, seed=0), PaperInputs.load())
-    return workload, replace(run.settings, horizon_s=days * 86400.0)
 
 
 @pytest.mark.parametrize("label", ["optimistic/oracle", "pessimistic/oracle"])

@@ -45,6 +45,14 @@ class Engine:
             self._seq += 1
         heapq.heapify(self._heap)
 
+    def __getstate__(self) -> dict:
+        """The queue and clock, for a checkpoint; the stop flag is made anew when loaded."""
+        return self.__dict__ | {"stop": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.stop = threading.Event()
+
     def __len__(self) -> int:
         return len(self._heap)
 

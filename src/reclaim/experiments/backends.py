@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 from reclaim.errors import ReclaimError
 from reclaim.experiments.kind import KindRun, experiment_kind
@@ -21,12 +22,18 @@ Finished = Iterator[tuple[KindRun, object]]
 
 
 def run_all(
-    runs: list[KindRun], backend: str = "local", jobs: int | None = None, address: str | None = None
+    runs: list[KindRun],
+    backend: str = "local",
+    jobs: int | None = None,
+    address: str | None = None,
+    checkpoints: Path | None = None,
 ) -> Finished:
     """Execute ``runs`` on ``backend``; ``jobs`` bounds the local pool, ``address`` picks the
-    Ray cluster (None: start one on this machine)."""
+    Ray cluster (None: start one on this machine). ``checkpoints``: the folder where long local
+    runs save themselves part-way (``ExperimentKind.run_with_checkpoints``); Ray's workers may
+    be other machines, so runs on Ray start over when stopped."""
     check(backend, jobs)
-    return local(runs, jobs) if backend == "local" else on_ray(runs, address)
+    return local(runs, jobs, checkpoints) if backend == "local" else on_ray(runs, address)
 
 
 def check(backend: str, jobs: int | None = None) -> None:
@@ -37,14 +44,16 @@ def check(backend: str, jobs: int | None = None) -> None:
         raise ReclaimError(f"--jobs must be at least 1, got {jobs}")
 
 
-def local(runs: list[KindRun], jobs: int | None = None) -> Finished:
+def local(
+    runs: list[KindRun], jobs: int | None = None, checkpoints: Path | None = None
+) -> Finished:
     """A pool of ``jobs`` processes (default: one per CPU); with one job, this process."""
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(runs) <= 1:
         for run in runs:
-            yield run, execute(run)
+            yield run, execute(run, checkpoints)
         return
-    yield from in_processes(execute, [(run, (run,)) for run in runs], jobs)
+    yield from in_processes(execute, [(run, (run, checkpoints)) for run in runs], jobs)
 
 
 def on_ray(runs: list[KindRun], address: str | None = None) -> Finished:
@@ -90,7 +99,8 @@ def on_ray(runs: list[KindRun], address: str | None = None) -> Finished:
             ray.shutdown()
 
 
-def execute(run: KindRun):
+def execute(run: KindRun, checkpoints: Path | None = None):
     """Execute one run of any kind by its kind (a module-level function: process pools and Ray
     pickle it)."""
-    return experiment_kind(run.kind).run(run)
+    kind = experiment_kind(run.kind)
+    return kind.run(run) if checkpoints is None else kind.run_with_checkpoints(run, checkpoints)

@@ -56,6 +56,12 @@ class ExperimentKind(Component):
         """Execute one of this kind's runs: a result with ``write(folder)`` (``RunResult``)."""
         raise NotImplementedError
 
+    def run_with_checkpoints(self, run: Any, checkpoints: Path) -> Any:
+        """``run(run)``, saving it part-way in the folder ``checkpoints`` and resuming from there
+        when started again, for a kind whose runs take hours (shaping); by default a stopped run
+        starts over."""
+        return self.run(run)
+
     def report(self, root: Path, out: Path) -> Any:
         """Write the report of the result store at ``root`` into ``out`` (a ``Report``)."""
         return importlib.import_module(self.report_module).write(root, out)

@@ -1,7 +1,9 @@
 """``reclaim experiment run``: every run of a spec at one scale, resumable, with a progress bar.
 
 Runs already in the result store are skipped; the others execute on the chosen backend and are
-saved as each finishes, runs.parquet being rewritten after every one.
+saved as each finishes, runs.parquet being rewritten after every one. A long shaping run also
+saves its state every ten minutes under ``checkpoints/`` in the store (local backend), so that
+rerunning the command after a stop continues it from there.
 """
 
 from __future__ import annotations
@@ -75,13 +77,22 @@ def run_experiment(
             )
         if resumed:
             progress.console.print(f"resuming: {resumed} of {len(runs)} runs already in {out}")
+        saved = [p.name for p in (out / CHECKPOINTS).glob("*")]
+        if part := [r for r in todo if any(n.startswith(f"{r.run_id}.") for n in saved)]:
+            progress.console.print(
+                f"{len(part)} run(s) continue from their checkpoints in {out / CHECKPOINTS}"
+            )
         # seed-major, so a worker reuses its cached workload from run to run
-        for run, result in run_all(sorted(todo, key=lambda r: r.seed), backend, jobs, address):
+        ordered = sorted(todo, key=lambda r: r.seed)
+        for run, result in run_all(ordered, backend, jobs, address, out / CHECKPOINTS):
             store.save(run, result)
             table = store.write_table(runs)
             progress.update(bar, advance=1, last=f"done: {run.label} seed {run.seed}")
     return Outcome(out, scale, len(runs), resumed, table)
 
+
+#: The store's folder of the checkpoints of runs under way (removed as each run ends).
+CHECKPOINTS = "checkpoints"
 
 #: Applications a shaping run simulates per second on one core, for the estimate before a
 #: sweep has timed a run of its own (measured: 40 to 400 applications, 10 to 30 per second).

@@ -70,6 +70,7 @@ from reclaim.errors import ReclaimError
 from reclaim.experiments.kind import ExperimentKind, KindRun, identity, unique
 from reclaim.experiments.spec import SAMPLE_PREFIX, ScaledSpec, SpecErrors, settings_of
 from reclaim.forecast.base import gaussian_quantile
+from reclaim.sim.checkpoint import Checkpoint
 from reclaim.sim.results import SimResult
 from reclaim.sim.run import RunSettings, replay
 from reclaim.sim.simulator import SimRules
@@ -535,6 +536,9 @@ class ShapingKind(ExperimentKind):
     def run(self, run: ShapingRun) -> SimResult:
         return execute(run)
 
+    def run_with_checkpoints(self, run: ShapingRun, checkpoints: Path) -> SimResult:
+        return execute(run, checkpoints)
+
 
 # ---------------------------------------------------------------------------------- execution
 #: Workload keys that name stores or the source, not settings of the workload's spec.
@@ -546,8 +550,9 @@ STORE_KEYS = ("jobs", "shapes", "pairing", "source")
 _cached: tuple[str, Workload] | None = None
 
 
-def execute(run: ShapingRun) -> SimResult:
-    """Simulate ``run``; the same run gives bit-identical results in any process."""
+def execute(run: ShapingRun, checkpoints: Path | None = None) -> SimResult:
+    """Simulate ``run``; the same run gives bit-identical results in any process, and with
+    ``checkpoints`` saves itself as ``<run_id>.pkl`` there every few minutes and resumes from it."""
     settings = {k: v for k, v in run.workload.items() if k not in STORE_KEYS}
     if run.workload.get("source") == PAPER_SOURCE:
         spec = PaperWorldSpec(seed=run.seed, **settings)
@@ -563,7 +568,8 @@ def execute(run: ShapingRun) -> SimResult:
             "coverage": run.coverage,
         },
     }
-    return replay(workload_for(spec, run.stores), run.settings, extra=extra)
+    checkpoint = None if checkpoints is None else Checkpoint(checkpoints / f"{run.run_id}.pkl")
+    return replay(workload_for(spec, run.stores), run.settings, extra=extra, checkpoint=checkpoint)
 
 
 def workload_for(

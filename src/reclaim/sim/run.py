@@ -14,6 +14,7 @@ from reclaim.core.tables import HostTable
 from reclaim.errors import ReclaimError
 from reclaim.forecast.base import Forecaster
 from reclaim.placement import Placer, build_placer
+from reclaim.sim.checkpoint import Checkpoint
 from reclaim.sim.results import SimResult
 from reclaim.sim.simulator import SimRules, Simulator
 from reclaim.workload.model import Workload
@@ -92,12 +93,18 @@ def replay(
     policies: tuple[Controller, Forecaster | None, Placer] | None = None,
     on_tick: Callable[[Simulator], None] | None = None,
     extra: dict | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> SimResult:
     """Replay ``workload`` under ``settings`` and collect the results. ``policies``: the
     controller, forecaster and placer when already built (else built from the settings' names);
-    the settings must describe them, since they are the run's record."""
+    the settings must describe them, since they are the run's record. With ``checkpoint`` the run
+    saves itself there every so often and resumes from it when it is there."""
     if policies is None:
         policies = (*build_policies(settings), build_placer(settings.placement))
     controller, forecaster, placer = policies
-    sim = build_simulator(workload, settings, controller, forecaster, on_tick, placer).run()
+
+    def build() -> Simulator:
+        return build_simulator(workload, settings, controller, forecaster, on_tick, placer)
+
+    sim = build().run() if checkpoint is None else checkpoint.run(build, workload, on_tick)
     return SimResult.from_simulator(sim, settings.identity() | (extra or {}))

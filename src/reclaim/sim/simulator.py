@@ -233,16 +233,35 @@ class Simulator:
     # ------------------------------------------------------------------ run
     def run(self) -> Simulator:
         """Run to completion of every application (or to the horizon); returns self."""
-        started = wallclock.perf_counter()
+        self._started = wallclock.perf_counter()
         self._reset()
-        self.stats.seconds_reset = wallclock.perf_counter() - started
+        self.stats.seconds_reset = wallclock.perf_counter() - self._started
+        return self._finish()
+
+    def resume(self, on_tick: Callable[[Simulator], None] | None = None) -> Simulator:
+        """Run a simulator restored from a pickle taken in ``on_tick`` (see
+        :mod:`reclaim.sim.checkpoint`) on to its end, calling ``on_tick`` from now on: the same
+        results, bit for bit, as the run it was taken from would have given."""
+        self.on_tick = on_tick
+        self._started = wallclock.perf_counter() - self._elapsed
+        return self._finish()
+
+    def __getstate__(self) -> dict:
+        """What a checkpoint saves: everything but the tick callback; the wall time so far."""
+        state = self.__dict__ | {"on_tick": None}
+        now = wallclock.perf_counter()
+        state["_elapsed"] = now - getattr(self, "_started", now)
+        return state
+
+    def _finish(self) -> Simulator:
+        """The events from where the run stands to its end."""
         self.engine.run(until=self.horizon)
         last = self.engine.now
         if self._binding is not None:
             self._run_loop(self.horizon)  # events after the last tick
             last = max(last, float(self._fst[_kernels.F_LAST]))
         self.state.now = min(last, self.horizon) if np.isfinite(self.horizon) else last
-        self.stats.wall_s = wallclock.perf_counter() - started
+        self.stats.wall_s = wallclock.perf_counter() - self._started
         return self
 
     @property
@@ -364,9 +383,9 @@ class Simulator:
         st.rows_moved()
         self.stats.tick_s += wallclock.perf_counter() - began
         self._schedule(t)
-        if self.on_tick is not None:
-            self.on_tick(self)
         self.engine.schedule(t + st.period, _PRIORITY[TICK], TICK, 0)
+        if self.on_tick is not None:  # last: the run is whole here, a checkpoint may save it
+            self.on_tick(self)
 
     # ------------------------------------------------------------------ scheduling
     def _schedule(self, t: float) -> None:
