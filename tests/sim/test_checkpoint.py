@@ -40,7 +40,8 @@ def test_a_run_stopped_and_resumed_gives_the_results_of_the_run_never_stopped(la
     assert resumed.apps.equals(whole.apps)
     assert resumed.timeline.equals(whole.timeline)
     assert resumed.summary == whole.summary
-    assert not saved.path.exists()  # an ended run leaves no checkpoint behind
+    saved.clear()
+    assert not any(tmp_path.iterdir())
 
 
 def test_a_damaged_checkpoint_is_a_one_line_error_naming_it(tmp_path):
@@ -84,4 +85,25 @@ def test_a_spec_run_saves_under_its_run_id_and_resumes_from_there(tmp_path, monk
     resumed = execute(run, tmp_path)
     assert resumed.stats.ticks == whole.stats.ticks > 100
     assert resumed.apps.equals(whole.apps) and resumed.summary == whole.summary
-    assert not any(tmp_path.iterdir())
+
+
+def test_a_checkpoint_written_by_other_code_is_refused(tmp_path, monkeypatch):
+    from reclaim.sim import checkpoint
+
+    workload, settings = tiny_paper_world("reservation", days=0.05)
+    saved = Checkpoint(tmp_path / "run.pkl", every_s=0.0)
+    with pytest.raises(Stop):
+        replay(workload, settings, on_tick=stop_after(5), checkpoint=saved)
+    monkeypatch.setattr(checkpoint, "code_hash", lambda: "edited since")
+    with pytest.raises(ReclaimError, match="other reclaim code"):
+        replay(workload, settings, checkpoint=saved)
+
+
+def test_a_save_that_fails_is_a_warning_and_the_run_goes_on(tmp_path):
+    workload, settings = tiny_paper_world("reservation", days=0.05)
+    whole = replay(workload, settings)
+    (tmp_path / "run.pkl.partial").mkdir()  # where the save writes: it cannot
+    with pytest.warns(UserWarning, match="checkpoint not saved"):
+        unsaved = replay(workload, settings, checkpoint=Checkpoint(tmp_path / "run.pkl", 0.0))
+    assert unsaved.apps.equals(whole.apps) and unsaved.summary == whole.summary
+    assert not (tmp_path / "run.pkl").exists()

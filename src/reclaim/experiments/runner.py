@@ -17,6 +17,7 @@ import polars as pl
 from rich.console import Console
 
 from reclaim.experiments.backends import check, run_all
+from reclaim.experiments.kind import KindRun
 from reclaim.experiments.result_store import ResultStore
 from reclaim.experiments.spec import ScaledSpec
 from reclaim.progress import count_progress
@@ -77,8 +78,7 @@ def run_experiment(
             )
         if resumed:
             progress.console.print(f"resuming: {resumed} of {len(runs)} runs already in {out}")
-        saved = [p.name for p in (out / CHECKPOINTS).glob("*")]
-        if part := [r for r in todo if any(n.startswith(f"{r.run_id}.") for n in saved)]:
+        if backend == "local" and (part := [r for r in todo if _checkpoints(out, r, False)]):
             progress.console.print(
                 f"{len(part)} run(s) continue from their checkpoints in {out / CHECKPOINTS}"
             )
@@ -86,6 +86,8 @@ def run_experiment(
         ordered = sorted(todo, key=lambda r: r.seed)
         for run, result in run_all(ordered, backend, jobs, address, out / CHECKPOINTS):
             store.save(run, result)
+            for path in _checkpoints(out, run, True):  # only once its results are safe
+                path.unlink(missing_ok=True)
             table = store.write_table(runs)
             progress.update(bar, advance=1, last=f"done: {run.label} seed {run.seed}")
     return Outcome(out, scale, len(runs), resumed, table)
@@ -93,6 +95,17 @@ def run_experiment(
 
 #: The store's folder of the checkpoints of runs under way (removed as each run ends).
 CHECKPOINTS = "checkpoints"
+
+
+def _checkpoints(out: Path, run: KindRun, partial: bool) -> list[Path]:
+    """The files a run left in the store's checkpoints folder (``<run_id>.<ext>``); a save cut
+    short (``.partial``) only with ``partial``."""
+    return [
+        p
+        for p in (out / CHECKPOINTS).glob("*")
+        if p.name.startswith(f"{run.run_id}.") and (partial or not p.name.endswith(".partial"))
+    ]
+
 
 #: Applications a shaping run simulates per second on one core, for the estimate before a
 #: sweep has timed a run of its own (measured: 40 to 400 applications, 10 to 30 per second).
