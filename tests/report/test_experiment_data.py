@@ -146,6 +146,17 @@ def test_turnaround_ratio_interval_is_over_the_per_seed_ratios():
     assert baseline["turnaround_ratio_lo"] == pytest.approx(1.0)  # every seed exactly 1
 
 
+def test_a_slack_interval_ends_at_one_and_may_go_below_zero():
+    runs = derive(
+        runs_frame([("reservation", "reservation", s, 100.0) for s in (1, 2)])
+    ).with_columns(slack_cpu=pl.Series([0.95, -0.5]))
+    cell = aggregate(runs).row(0, named=True)
+    # mean 0.225, std 1.0253, t(0.975, 1 dof) = 12.706: [-8.99, 9.44] before the cut at one
+    assert cell["slack_cpu"] == pytest.approx(0.225)
+    assert cell["slack_cpu_hi"] == 1.0
+    assert cell["slack_cpu_lo"] == pytest.approx(0.225 - 12.7062 * 1.02530 / 2**0.5, abs=1e-3)
+
+
 def test_one_seed_has_no_interval_and_a_repeated_seed_counts_once():
     runs = derive(
         runs_frame(

@@ -37,7 +37,8 @@ RATES = (
     "realised_coverage",
     "failure_target",
 )
-#: Slack metrics: shares too, but unbounded below (usage may pass a soft allocation).
+#: Slack metrics: shares too, at most one but unbounded below (usage may pass a soft
+#: allocation, or CPU its allocation where CPU does not throttle).
 SLACKS = (
     "slack_cpu",
     "slack_mem",
@@ -67,6 +68,7 @@ METRICS = [*NON_NEGATIVE, *SLACKS, *RATES]
 #: Values a metric cannot leave: its interval is cut there (a t-interval is symmetric and, with
 #: few seeds, would otherwise reach a negative time or a share above one).
 BOUNDS: dict[str, tuple[float, float]] = {
+    **dict.fromkeys(SLACKS, (-math.inf, 1.0)),
     **dict.fromkeys(RATES, (0.0, 1.0)),
     **dict.fromkeys(NON_NEGATIVE, (0.0, math.inf)),
 }
