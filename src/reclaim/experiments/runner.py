@@ -93,7 +93,7 @@ def run_experiment(
     return Outcome(out, scale, len(runs), resumed, table)
 
 
-#: The store's folder of the checkpoints of runs under way (removed as each run ends).
+#: The store's folder of the checkpoints of runs under way (a run's go once its results are stored).
 CHECKPOINTS = "checkpoints"
 
 
