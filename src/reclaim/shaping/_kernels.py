@@ -5,6 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from reclaim._numba_util import RADIX_BITS, RADIX_BUCKETS, radix_pass
 from reclaim.core.control import in_grace
 from reclaim.placement.framework import FIT_TOLERANCE
 
@@ -232,9 +233,6 @@ def fifo_fit_reference(rows, target, host, app, core, start, capacity, axes):
     return rows, target, keep
 
 
-_APP_DIGIT = 11
-
-
 @numba.njit(cache=True)
 def fifo_order(app, core, start):
     """``np.lexsort((start, ~core, app))`` of (n,) int ``app`` >= 0, bool ``core`` and float64
@@ -244,30 +242,15 @@ def fifo_order(app, core, start):
     (not core, start): applications hold few rows, so that is nearly linear.
     """
     n = len(app)
+    keys = app.astype(np.uint64)
     idx = np.arange(n)
     tmp = np.empty(n, np.int64)
-    top = 0
-    for i in range(n):
-        top = max(top, app[i])
-    buckets = 1 << _APP_DIGIT
-    count = np.empty(buckets, np.int64)
-    shift = 0
+    count = np.empty(RADIX_BUCKETS, np.int64)
+    top = keys.max() if n else np.uint64(0)
+    shift = np.uint64(0)
     while (top >> shift) > 0:
-        count[:] = 0
-        for i in range(n):
-            count[(app[i] >> shift) & (buckets - 1)] += 1
-        total = 0
-        for d in range(buckets):
-            c = count[d]
-            count[d] = total
-            total += c
-        for i in range(n):
-            k = idx[i]
-            d = (app[k] >> shift) & (buckets - 1)
-            tmp[count[d]] = k
-            count[d] += 1
-        idx, tmp = tmp, idx
-        shift += _APP_DIGIT
+        idx, tmp = radix_pass(keys, shift, idx, tmp, count)
+        shift += np.uint64(RADIX_BITS)
     g = 0
     while g < n:
         e = g + 1

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from reclaim._numba_util import RADIX_BITS, RADIX_BUCKETS, radix_pass
 from reclaim.core.types import CPU, MEM, R, Status
 from reclaim.placement._kernels import run_starts
 from reclaim.placement.compiled import place, place_runs
@@ -168,8 +169,6 @@ def _finishing(rows, finish, t, period, epoch):
 
 #: Below this many keys :func:`stable_argsort` merges; above, it sorts by radix.
 _RADIX_FROM = 256
-_DIGIT = np.uint64(11)
-_BUCKETS = 1 << 11
 
 
 @numba.njit(cache=True)
@@ -187,26 +186,11 @@ def stable_argsort(keys):
     bits = np.ascontiguousarray(keys).view(np.uint64)
     idx = np.arange(n)
     tmp = np.empty(n, np.int64)
-    count = np.empty(_BUCKETS, np.int64)
-    mask = np.uint64(_BUCKETS - 1)
+    count = np.empty(RADIX_BUCKETS, np.int64)
     shift = np.uint64(0)
     while shift < np.uint64(64):
-        count[:] = 0
-        for i in range(n):
-            count[(bits[i] >> shift) & mask] += 1
-        if count[(bits[0] >> shift) & mask] < n:  # else every key has this digit: nothing to do
-            total = 0
-            for d in range(_BUCKETS):
-                c = count[d]
-                count[d] = total
-                total += c
-            for i in range(n):
-                j = idx[i]
-                d = (bits[j] >> shift) & mask
-                tmp[count[d]] = j
-                count[d] += 1
-            idx, tmp = tmp, idx
-        shift += _DIGIT
+        idx, tmp = radix_pass(bits, shift, idx, tmp, count)
+        shift += np.uint64(RADIX_BITS)
     return idx
 
 
