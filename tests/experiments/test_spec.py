@@ -46,6 +46,20 @@ controller_params = { k1 = [0.0, 0.05, 0.1], k2 = [0, 3] }
     assert all(r.settings.hosts == "2x32c128g" and r.workload["n_apps"] == 10 for r in runs)
 
 
+def test_an_oracle_cell_names_its_k1_but_no_k2_which_changes_nothing_without_spread():
+    spec = spec_of(
+        """
+[[runs]]
+controller = "pessimistic"
+forecaster = ["oracle", "gp-exp"]
+controller_params = { k1 = 0.0 }
+"""
+    )
+    oracle, gp = spec.runs("s")[::2]
+    assert (oracle.k1, oracle.k2) == (0.0, None)
+    assert (gp.k1, gp.k2) == (0.0, 3.0)  # the controller's default K2, which the GP's spread meets
+
+
 def test_run_ids_are_stable_readable_and_tell_runs_apart():
     runs = """
 [[runs]]

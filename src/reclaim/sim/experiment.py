@@ -63,7 +63,11 @@ from typing import Any
 import polars as pl
 
 from reclaim import __version__, registry
-from reclaim.core.capabilities import ControllerCapabilities, capabilities
+from reclaim.core.capabilities import (
+    ControllerCapabilities,
+    ForecasterCapabilities,
+    capabilities,
+)
 from reclaim.core.tables import HostTable
 from reclaim.core.types import CPU
 from reclaim.errors import ReclaimError
@@ -476,8 +480,11 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
         err.fail(f"{where}.forecaster", f"controller {controller!r} needs a forecaster")
     if not needs and (forecaster is not None or fp):
         err.fail(f"{where}.forecaster", f"controller {controller!r} uses no forecast")
-    if forecaster is not None:
-        err.build("forecaster", forecaster, fp, f"{where}.forecaster_params")
+    built = (
+        None
+        if forecaster is None
+        else err.build("forecaster", forecaster, fp, f"{where}.forecaster_params")
+    )
     placement = cell.get("placement", defaults["placement"])
     window = cell.get("forecast_window", defaults["forecast_window"])
     horizon = cell.get("horizon_days")
@@ -499,6 +506,8 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
     label = label or (controller if forecaster is None else f"{controller}/{forecaster}")
     params = resolved.get_params() if hasattr(resolved, "get_params") else {}
     k1, k2 = (params.get(k) for k in ("k1", "k2"))
+    if built is not None and capabilities(built, ForecasterCapabilities).needs_future:
+        k2 = None  # the oracle's forecasts have no spread: K2 changes nothing, so none is named
     return _Cell(
         label=label,
         slug="_".join([label, *slug]),
