@@ -8,7 +8,7 @@ import pytest
 
 from reclaim.metrics.intervals import Interval
 from reclaim.report.experiment_data import derive
-from reclaim.report.paper import PAPER, Direction, compare, context, verdict
+from reclaim.report.paper import PAPER, Direction, compare, context, reason, verdict
 
 
 def runs(rows: list[tuple]) -> pl.DataFrame:
@@ -158,6 +158,15 @@ def test_context_per_experiment():
         ("optimistic/oracle", pytest.approx(0.1)),
         ("pessimistic/oracle", pytest.approx(0.1)),
     ]
+
+
+def test_a_reason_is_shown_only_beside_cells_of_the_world_it_was_measured_in():
+    gp = PAPER[0]  # Fig. 4b turnaround: reasons differ between the two worlds
+    assert gp.why and gp.why_paper and gp.why != gp.why_paper
+    assert reason(gp, {"experiment": "pace-fig4", "world": None}) == gp.why
+    assert reason(gp, {"experiment": "pace-paper", "world": None}) == gp.why_paper
+    assert reason(gp, {"experiment": "pace-ladder", "world": "paper"}) == gp.why_paper
+    assert reason(gp, {"experiment": "mine", "world": None}) == ""
 
 
 def test_headlines_state_only_the_papers_numbers():

@@ -207,7 +207,7 @@ def paper_rows(comparisons: list[Comparison]) -> Rows:
             setting += f"\nours: {cell_name(c.cell)}"
             ours = fmt_interval(h.metric, c.ours, _paper_kind(h))
             seeds, verdict = (str(c.ours.n) if c.ours is not None else "0"), _verdict(c)
-        rows.append([setting, _metric_name(h), paper_value(h), ours, seeds, claim, verdict, h.why])
+        rows.append([setting, _metric_name(h), paper_value(h), ours, seeds, claim, verdict, c.why])
     return header, rows
 
 
