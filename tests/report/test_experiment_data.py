@@ -157,6 +157,15 @@ def test_a_slack_interval_ends_at_one_and_may_go_below_zero():
     assert cell["slack_cpu_lo"] == pytest.approx(0.225 - 12.7062 * 1.02530 / 2**0.5, abs=1e-3)
 
 
+def test_an_interval_of_applications_done_ends_at_the_applications_run():
+    runs = derive(
+        runs_frame([("reservation", "reservation", s, 100.0) for s in (1, 2)])
+    ).with_columns(apps=pl.lit(150_000.0), apps_done=pl.Series([99_885.0, 140_798.0]))
+    cell = aggregate(runs).row(0, named=True)
+    assert cell["apps_done_hi"] == 150_000.0  # the t-interval alone reaches 380,000
+    assert cell["apps_done_lo"] == 0.0
+
+
 def test_one_seed_has_no_interval_and_a_repeated_seed_counts_once():
     runs = derive(
         runs_frame(

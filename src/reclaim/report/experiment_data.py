@@ -61,6 +61,8 @@ NON_NEGATIVE = (
     "work_lost_gib_h",
     "adapted_k2",
 )
+#: Counts of applications: an interval ends at the number of applications run (``apps``).
+APP_COUNTS = ("apps_done", "apps_failed")
 #: Per-run metrics aggregated over seeds. ``slack_*``, ``failure_rate`` and ``turnaround_ratio``
 #: are as ``derive`` leaves them; the rest are the runs' summary keys (null where a run lacks one:
 #: an older runner, a controller without that knob).
@@ -265,12 +267,14 @@ def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
     per_seed = runs.group_by([*CELL, "seed"], maintain_order=True).agg(
         pl.len().alias("runs"),
         pl.col("run_id").alias("run_ids"),
+        pl.col("apps").max(),
         *[pl.col(m).mean() for m in METRICS],
     )
     cells = per_seed.group_by(CELL, maintain_order=True).agg(
         pl.col("runs").sum(),
         pl.len().alias("seeds"),
         pl.col("run_ids").explode(),
+        pl.col("apps").max(),
         *[pl.col(m).mean() for m in METRICS],
         *[pl.col(m).std().alias(f"{m}_std") for m in METRICS],
         *[pl.col(m).count().cast(pl.Int64).alias(f"{m}_n") for m in METRICS],
@@ -287,7 +291,7 @@ def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
     cells = cells.with_columns(
         *[(pl.col(m) - half[m]).clip(lower_bound=lower[m]).alias(f"{m}_lo") for m in METRICS],
         *[(pl.col(m) + half[m]).clip(upper_bound=upper[m]).alias(f"{m}_hi") for m in METRICS],
-    )
+    ).with_columns(pl.min_horizontal(f"{m}_hi", "apps").alias(f"{m}_hi") for m in APP_COUNTS)
     return (
         cells.join(order, on="label", maintain_order="left")
         .with_columns(_baseline_first=pl.col("controller") != BASELINE)
