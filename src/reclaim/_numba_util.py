@@ -144,7 +144,8 @@ def radix_pass(keys, shift, idx, tmp, count):
     next pass; when every key has the same digit nothing moves and they come back unswapped.
 
     Why here: the simulator orders finish times by radix and Algorithm 1 orders rows by
-    application, both because numba's merge sort cost more than the rest of their step."""
+    application, both because numba's merge sort cost more than the rest of their step. (numba
+    caches a caller by its own file: after editing this, delete the callers' cached builds.)"""
     n = len(idx)
     mask = np.uint64(RADIX_BUCKETS - 1)
     count[:] = 0
@@ -153,9 +154,9 @@ def radix_pass(keys, shift, idx, tmp, count):
     if n == 0 or count[(keys[0] >> shift) & mask] == n:
         return idx, tmp
     total = 0
-    for d in range(RADIX_BUCKETS):
-        c = count[d]
-        count[d] = total
+    for bucket in range(RADIX_BUCKETS):
+        c = count[bucket]
+        count[bucket] = total
         total += c
     for i in range(n):
         j = idx[i]

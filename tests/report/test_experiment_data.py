@@ -164,6 +164,10 @@ def test_an_interval_of_applications_done_ends_at_the_applications_run():
     cell = aggregate(runs).row(0, named=True)
     assert cell["apps_done_hi"] == 150_000.0  # the t-interval alone reaches 380,000
     assert cell["apps_done_lo"] == 0.0
+    one_seed = aggregate(runs.filter(pl.col("seed") == 1)).row(0, named=True)
+    assert one_seed["apps_done_lo"] is None and one_seed["apps_done_hi"] is None
+    unknown = aggregate(runs.with_columns(apps=None)).row(0, named=True)
+    assert unknown["apps_done_hi"] > 150_000.0
 
 
 def test_one_seed_has_no_interval_and_a_repeated_seed_counts_once():

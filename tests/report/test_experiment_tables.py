@@ -117,14 +117,10 @@ def test_paper_rows_say_when_our_store_lacks_the_setting():
 
 def test_paper_rows_show_ours_with_its_interval_seeds_and_verdict():
     cell = BASE | {"label": "pessimistic/oracle", "k1": 0.05, "coverage": None}
+    cell |= {"experiment": "pace-fig3"}  # reclaim's scenario: its reason shows
     pessimistic = next(h for h in PAPER if h.setting == "oracle pessimistic")
     comparison = Comparison(
-        pessimistic,
-        cell,
-        Interval(0.01, 0.0, 0.04, 3),
-        Interval(-0.3, -0.4, -0.2, 3),
-        "yes",
-        pessimistic.why,
+        pessimistic, cell, Interval(0.01, 0.0, 0.04, 3), Interval(-0.3, -0.4, -0.2, 3), "yes"
     )
     header, (row,) = paper_rows([comparison])
     assert row[0] == "Fig. 3: oracle pessimistic\nours: pessimistic/oracle K1=5%"

@@ -169,6 +169,18 @@ def test_a_reason_is_shown_only_beside_cells_of_the_world_it_was_measured_in():
     assert reason(gp, {"experiment": "mine", "world": None}) == ""
 
 
+def test_compare_gives_each_cell_the_reason_of_its_world():
+    frame = runs(FIG3)
+    reasons = {
+        (c.headline.setting, c.headline.metric): c.why
+        for c in compare(frame.with_columns(experiment=pl.lit("pace-paper")))
+        if c.cell is not None
+    }
+    optimistic = next(h for h in PAPER if h.setting == "oracle optimistic")
+    assert reasons[(optimistic.setting, optimistic.metric)] == optimistic.why_paper != ""
+    assert all(c.why == "" for c in compare(frame))  # experiment "e": no reason of ours
+
+
 def test_headlines_state_only_the_papers_numbers():
     # every number is one section 4.2 states; reasons only where results explain a gap
     assert {h.value for h in PAPER} == {10.6, 0.22, 7.5, 0.30, 0.26, 0.0, 0.3767, 100.0, None}

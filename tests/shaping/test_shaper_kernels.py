@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,6 +97,17 @@ def test_fifo_fit_is_lexsort_then_algorithm_1(n, n_apps, axes, seed):
     args = (rows, target, host, app, core, start, capacity, np.array(axes, np.int64))
     for a, b in zip(fifo_fit(*args), fifo_fit_reference(*args), strict=True):
         assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 3000])
+@pytest.mark.parametrize("top", [1, 2047, 2048, 2**22, 2**40])
+def test_fifo_order_is_lexsort_for_wide_application_ids(n, top):
+    # int64 ids of up to four radix digits, where the property test's stay below two
+    rng = np.random.default_rng(n + top)
+    app = rng.integers(0, top + 1, n).astype(np.int64)
+    core = rng.random(n) < 0.3
+    start = rng.integers(0, 20, n) * 60.0
+    assert np.array_equal(fifo_order(app, core, start), np.lexsort((start, ~core, app)))
 
 
 @settings(max_examples=60)

@@ -38,9 +38,11 @@ class ControllerCapabilities:
 @dataclass(frozen=True, slots=True)
 class ForecasterCapabilities:
     """needs_future: the forecaster must be handed the true next value (the oracle).
+    spread: its forecasts carry an uncertainty (False: std is always 0, so K2 changes nothing).
     reports: it adds figures of its own to a run's summary (:class:`Reports`)."""
 
     needs_future: bool = False
+    spread: bool = True
     reports: bool = False
 
 

@@ -70,7 +70,10 @@ class Conformal(Forecaster):
 
     @property
     def __capabilities__(self) -> ForecasterCapabilities:  # type: ignore[override]
-        return replace(capabilities(self._base(), ForecasterCapabilities), reports=True)
+        # its calibrated bound is a spread of its own, whatever the base gives
+        return replace(
+            capabilities(self._base(), ForecasterCapabilities), spread=True, reports=True
+        )
 
     def _base(self) -> Forecaster:
         if not hasattr(self, "base_"):

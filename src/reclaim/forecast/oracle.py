@@ -27,7 +27,7 @@ from reclaim.registry import register
 class Oracle(Forecaster):
     """Mean = the true future (S, h) given to :meth:`fit`; std = 0."""
 
-    __capabilities__ = ForecasterCapabilities(needs_future=True)
+    __capabilities__ = ForecasterCapabilities(needs_future=True, spread=False)
 
     def fit(self, y: GroupedArray, keys: ArrayLike | None = None, *, future: ArrayLike) -> Self:
         validate_series(y, "oracle")

@@ -260,7 +260,7 @@ def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
     (mean over seeds), ``<metric>_std``, ``<metric>_n`` (seeds with a value) and
     ``<metric>_lo``/``<metric>_hi``: the 95 % Student-t interval of the mean over seeds (n - 1
     degrees of freedom; null below two seeds; cut at BOUNDS). A seed run more than once counts
-    once, at its mean.
+    once, at its mean. ``runs`` as :func:`derive` leaves them (with an ``apps`` column).
     The turnaround ratio's interval is thus that of the per-seed ratios. Baseline cells first, then
     labels in the order their first run appears, then by K1, K2 and coverage."""
     order = runs.select("label").unique(maintain_order=True).with_row_index("_label_order")
@@ -290,8 +290,11 @@ def aggregate(runs: pl.DataFrame) -> pl.DataFrame:
     upper = {m: BOUNDS.get(m, (-math.inf, math.inf))[1] for m in METRICS}
     cells = cells.with_columns(
         *[(pl.col(m) - half[m]).clip(lower_bound=lower[m]).alias(f"{m}_lo") for m in METRICS],
-        *[(pl.col(m) + half[m]).clip(upper_bound=upper[m]).alias(f"{m}_hi") for m in METRICS],
-    ).with_columns(pl.min_horizontal(f"{m}_hi", "apps").alias(f"{m}_hi") for m in APP_COUNTS)
+        *[
+            (pl.col(m) + half[m]).clip(upper_bound=_upper(m, upper[m])).alias(f"{m}_hi")
+            for m in METRICS
+        ],
+    )
     return (
         cells.join(order, on="label", maintain_order="left")
         .with_columns(_baseline_first=pl.col("controller") != BASELINE)
@@ -310,6 +313,12 @@ def per_seed(runs: pl.DataFrame, run_ids: Iterable[str], metric: str) -> dict[in
     sub = runs.filter(pl.col("run_id").is_in(list(run_ids)) & pl.col(metric).is_not_null())
     frame = sub.group_by("seed").agg(pl.col(metric).cast(pl.Float64).mean())
     return {seed: value for seed, value in frame.iter_rows() if not math.isnan(value)}
+
+
+def _upper(metric: str, bound: float) -> pl.Expr | float:
+    """Where ``metric``'s interval ends above: the applications run for a count of them (a cell
+    that does not know how many leaves it uncut), else ``bound``."""
+    return pl.col("apps") if metric in APP_COUNTS else bound
 
 
 def cell_interval(cell: dict, metric: str) -> Interval:

@@ -248,7 +248,7 @@ def fifo_order(app, core, start):
     count = np.empty(RADIX_BUCKETS, np.int64)
     top = keys.max() if n else np.uint64(0)
     shift = np.uint64(0)
-    while (top >> shift) > 0:
+    while shift < np.uint64(64) and (top >> shift) > 0:
         idx, tmp = radix_pass(keys, shift, idx, tmp, count)
         shift += np.uint64(RADIX_BITS)
     g = 0

@@ -157,7 +157,8 @@ SHAPING_COLUMNS = {
 class ShapingRun(KindRun):
     """One simulation. ``workload``: WorkloadSpec fields (but seed) plus ``jobs`` and ``shapes``
     as the spec writes them; ``stores``: those stores' folders (jobs, shapes, pairing or None).
-    k1/k2: the controller's resolved settings, None if it has none."""
+    k1/k2: the controller's resolved settings, None if it has none (k2 also None when the
+    forecaster gives no spread, as the oracle)."""
 
     coverage: float | None
     k1: float | None
@@ -506,8 +507,8 @@ def _cell(cell: dict, label: str, defaults: dict, where: str, err: SpecErrors) -
     label = label or (controller if forecaster is None else f"{controller}/{forecaster}")
     params = resolved.get_params() if hasattr(resolved, "get_params") else {}
     k1, k2 = (params.get(k) for k in ("k1", "k2"))
-    if built is not None and capabilities(built, ForecasterCapabilities).needs_future:
-        k2 = None  # the oracle's forecasts have no spread: K2 changes nothing, so none is named
+    if built is not None and not capabilities(built, ForecasterCapabilities).spread:
+        k2 = None  # forecasts without spread (the oracle's): K2 changes nothing, so none is named
     return _Cell(
         label=label,
         slug="_".join([label, *slug]),

@@ -70,6 +70,8 @@ def check_forecaster(name: str, build: Callable[[], Forecaster] | None = None) -
     assert fc.fallback.shape == (len(y),), f"{name}: fallback shape"
     assert np.all(np.isfinite(fc.mean)), f"{name}: non-finite mean"
     assert np.all(fc.std >= 0), f"{name}: negative std"
+    if not capabilities(model, ForecasterCapabilities).spread:
+        assert not np.any(fc.std), f"{name}: declares no spread but gives a std"
 
     q = fc.quantile([0.01, 0.1, 0.5, 0.9, 0.99])
     assert np.all(np.diff(q, axis=0) >= 0), f"{name}: quantiles not monotone"
