@@ -1,5 +1,5 @@
 """Helpers shared by the numba kernels: arrays passed down without reference counting, short
-runs added as vectors, a pass of a radix sort, and a kernel run serially or on several threads."""
+runs added as vectors, a radix sort, and a kernel run serially or on several threads."""
 
 from __future__ import annotations
 
@@ -131,27 +131,43 @@ def borrow(a):
     return numba.carray(_pointer(a.ctypes.data, a), a.shape)
 
 
-#: Bits per digit of the radix sorts (:func:`radix_pass`): 2,048 counters stay in L1.
+#: Bits per digit of :func:`radix_argsort`: 2,048 counters stay in L1.
 RADIX_BITS = 11
 RADIX_BUCKETS = 1 << RADIX_BITS
 
 
 @numba.njit(cache=True)
-def radix_pass(keys, shift, idx, tmp, count):
-    """One pass of a stable least-significant-digit radix sort of ``keys`` (n,) uint64: the
-    permutation ``idx`` (n,) reordered into ``tmp`` by the digit ``(keys >> shift) % 2048``
-    (``shift`` uint64, ``count`` (2048,) int64 scratch). Returns (permutation, scratch) for the
-    next pass; when every key has the same digit nothing moves and they come back unswapped.
+def radix_argsort(keys):
+    """``np.argsort(keys, kind="stable")`` of ``keys`` (n,) uint64, by least-significant-digit
+    radix: 11-bit digits up to the largest key's, a digit every key shares skipped.
 
-    Why here: the simulator orders finish times by radix and Algorithm 1 orders rows by
-    application, both because numba's merge sort cost more than the rest of their step. (numba
-    caches a caller by its own file: after editing this, delete the callers' cached builds.)"""
+    Why here: the simulator orders finish times (as their bit patterns) and Algorithm 1 orders
+    rows by application this way, both because numba's merge sort cost more than the rest of
+    their step. (numba caches a caller by its own file: after editing this, delete the callers'
+    cached builds.)"""
+    n = len(keys)
+    idx = np.arange(n)
+    tmp = np.empty(n, np.int64)
+    count = np.empty(RADIX_BUCKETS, np.int64)
+    top = keys.max() if n else np.uint64(0)
+    shift = np.uint64(0)
+    while shift < np.uint64(64) and (top >> shift) > 0:
+        idx, tmp = _radix_pass(keys, shift, idx, tmp, count)
+        shift += np.uint64(RADIX_BITS)
+    return idx
+
+
+@numba.njit(cache=True)
+def _radix_pass(keys, shift, idx, tmp, count):
+    """One stable pass: the permutation ``idx`` reordered into ``tmp`` by the digit
+    ``(keys >> shift) % 2048`` (``count`` (2048,) scratch). Returns (permutation, scratch) for
+    the next pass, unswapped when every key has this digit (nothing moves)."""
     n = len(idx)
     mask = np.uint64(RADIX_BUCKETS - 1)
     count[:] = 0
     for i in range(n):
         count[(keys[i] >> shift) & mask] += 1
-    if n == 0 or count[(keys[0] >> shift) & mask] == n:
+    if count[(keys[0] >> shift) & mask] == n:
         return idx, tmp
     total = 0
     for bucket in range(RADIX_BUCKETS):

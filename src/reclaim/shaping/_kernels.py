@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from reclaim._numba_util import RADIX_BITS, RADIX_BUCKETS, radix_pass
+from reclaim._numba_util import radix_argsort
 from reclaim.core.control import in_grace
 from reclaim.placement.framework import FIT_TOLERANCE
 
@@ -242,15 +242,8 @@ def fifo_order(app, core, start):
     (not core, start): applications hold few rows, so that is nearly linear.
     """
     n = len(app)
-    keys = app.astype(np.uint64)
-    idx = np.arange(n)
+    idx = radix_argsort(app.astype(np.uint64))
     tmp = np.empty(n, np.int64)
-    count = np.empty(RADIX_BUCKETS, np.int64)
-    top = keys.max() if n else np.uint64(0)
-    shift = np.uint64(0)
-    while shift < np.uint64(64) and (top >> shift) > 0:
-        idx, tmp = radix_pass(keys, shift, idx, tmp, count)
-        shift += np.uint64(RADIX_BITS)
     g = 0
     while g < n:
         e = g + 1

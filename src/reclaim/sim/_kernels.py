@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from reclaim._numba_util import RADIX_BITS, RADIX_BUCKETS, radix_pass
+from reclaim._numba_util import radix_argsort
 from reclaim.core.types import CPU, MEM, R, Status
 from reclaim.placement._kernels import run_starts
 from reclaim.placement.compiled import place, place_runs
@@ -183,15 +183,7 @@ def stable_argsort(keys):
     n = len(keys)
     if n < _RADIX_FROM:
         return np.argsort(keys, kind="mergesort")
-    bits = np.ascontiguousarray(keys).view(np.uint64)
-    idx = np.arange(n)
-    tmp = np.empty(n, np.int64)
-    count = np.empty(RADIX_BUCKETS, np.int64)
-    shift = np.uint64(0)
-    while shift < np.uint64(64):
-        idx, tmp = radix_pass(bits, shift, idx, tmp, count)
-        shift += np.uint64(RADIX_BITS)
-    return idx
+    return radix_argsort(np.ascontiguousarray(keys).view(np.uint64))
 
 
 class WorkloadColumns(NamedTuple):
